@@ -81,7 +81,7 @@ export function parseConfigText(text: string, file: string): ComisConfig {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       problems.push({ file, line: 1, column: 1, key: '', message: 'the top level must be a mapping (key: value pairs)' });
     } else {
-      const parsed = configSchema.safeParse(raw);
+      const parsed = configSchema.safeParse(raw, { reportInput: true });
       if (parsed.success) return parsed.data;
       for (const issue of parsed.error.issues) problems.push(locateIssue(issue, doc, lineCounter, file));
     }

@@ -1,0 +1,137 @@
+/**
+ * THE tool→capability table. One table, many consumers: the capability
+ * socket's dispatch gate checks it, the SDK emitter generates comis_tools from
+ * it, `describe()` lists it, and the docs are written from it. A tool absent
+ * from this table does not exist for a jailed script (deny by absence).
+ *
+ * Each entry: the capability a call needs, zod schemas of params and result,
+ * and a one-line summary. Tool implementations register against these names
+ * elsewhere (src/lib/tools); this module imports none of them.
+ */
+import { z } from 'zod';
+
+import type { Capability } from './capabilities.js';
+
+export interface ToolSpec {
+  name: string;
+  capability: Capability;
+  summary: string;
+  params: z.ZodType;
+  result: z.ZodType;
+  /**
+   * A surface toggle beyond the capability: the tool is reachable only when the
+   * agent's config turns it on (`write` needs `autonomy.write: true`).
+   */
+  surface?: 'write';
+}
+
+const relativePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe('A path relative to the agent workspace (no "..", no absolute paths outside it).');
+
+export const readParams = z
+  .strictObject({
+    path: relativePath,
+    offset: z.number().int().min(0).optional().describe('First line to return, 0-based (default 0).'),
+    limit: z.number().int().min(1).max(100_000).optional().describe('Most lines to return (default: all, up to the size cap).'),
+  })
+  .describe('Parameters of read.');
+
+export const readResult = z
+  .object({
+    path: z.string().describe('The path read, relative to the workspace.'),
+    content: z.string().describe('The requested lines, joined with "\\n".'),
+    offset: z.number().int().describe('First line returned, 0-based.'),
+    lines: z.number().int().describe('Number of lines returned.'),
+    totalLines: z.number().int().describe('Number of lines in the file.'),
+    bytes: z.number().int().describe('Size of the file in bytes.'),
+    truncated: z.boolean().describe('True when lines remain after this slice.'),
+  })
+  .describe('Result of read.');
+
+export const grepParams = z
+  .strictObject({
+    pattern: z.string().min(1).max(1000).describe('A JavaScript regular expression (or a literal string with literal: true).'),
+    path: z.string().min(1).max(4096).optional().describe('File or directory to search, relative to the workspace (default ".").'),
+    glob: z.string().min(1).max(256).optional().describe('Only files whose relative path matches this glob (e.g. "**/*.md").'),
+    ignoreCase: z.boolean().optional().describe('Case-insensitive match.'),
+    literal: z.boolean().optional().describe('Treat pattern as a literal string.'),
+    maxMatches: z.number().int().min(1).max(10_000).optional().describe('Stop after this many matches (default 500).'),
+  })
+  .describe('Parameters of grep.');
+
+export const grepResult = z
+  .object({
+    matches: z
+      .array(
+        z.object({
+          path: z.string().describe('File, relative to the workspace.'),
+          line: z.number().int().describe('1-based line number.'),
+          text: z.string().describe('The matching line (long lines are cut at 1,000 chars).'),
+        }),
+      )
+      .describe('Matching lines, in path then line order.'),
+    filesScanned: z.number().int().describe('Files read.'),
+    truncated: z.boolean().describe('True when maxMatches stopped the search.'),
+  })
+  .describe('Result of grep.');
+
+export const writeParams = z
+  .strictObject({
+    path: z
+      .string()
+      .min(1)
+      .max(1024)
+      .describe('A path relative to the run\'s results/writes area; "..", absolute paths and skills/config/memory subtrees are refused.'),
+    content: z.string().max(8 * 1024 * 1024).describe('The file content (UTF-8).'),
+  })
+  .describe('Parameters of write.');
+
+export const writeResult = z
+  .object({
+    path: z.string().describe('Where it was written, relative to the workspace.'),
+    bytes: z.number().int().describe('Bytes written.'),
+  })
+  .describe('Result of write.');
+
+export const TOOL_MAP: readonly ToolSpec[] = [
+  {
+    name: 'read',
+    capability: 'orch:read',
+    summary: 'Read lines of a file in the agent workspace.',
+    params: readParams,
+    result: readResult,
+  },
+  {
+    name: 'grep',
+    capability: 'orch:read',
+    summary: 'Search files in the agent workspace for a pattern.',
+    params: grepParams,
+    result: grepResult,
+  },
+  {
+    name: 'write',
+    capability: 'orch:write',
+    summary: 'Write a file into this run\'s results/writes area (reaped at run end).',
+    params: writeParams,
+    result: writeResult,
+    surface: 'write',
+  },
+];
+
+const byName = new Map(TOOL_MAP.map((t) => [t.name, t]));
+
+export function findTool(name: string): ToolSpec | undefined {
+  return byName.get(name);
+}
+
+/**
+ * The administrative control plane. Deny-by-origin: an agent-origin call to any
+ * of these is refused whatever the lease holds, even if a later table entry
+ * ever named one.
+ */
+export function isControlPlaneTool(name: string): boolean {
+  return name === 'gateway' || name === 'mcp_manage' || name === 'mcp_login' || /_manage$/.test(name);
+}

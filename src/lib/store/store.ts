@@ -1,0 +1,96 @@
+/**
+ * The comis store: one SQLite file under $COMIS_HOME (WAL mode), opened
+ * lazily by the commands that need it and never by `--help`, `jail probe` or
+ * `sdk emit`. better-sqlite3 is imported here, inside {@link openStore}, so
+ * merely importing this module costs nothing.
+ */
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+
+import type BetterSqlite3 from 'better-sqlite3';
+
+import { ComisError } from '../errors.js';
+import { comisHome, storePath } from '../config/paths.js';
+import { MIGRATIONS, type Migration } from './migrations.js';
+
+export type Database = BetterSqlite3.Database;
+
+export interface Store {
+  readonly db: Database;
+  readonly path: string;
+  /** Schema version after migrations. */
+  readonly version: number;
+  close(): void;
+}
+
+export interface OpenStoreOptions {
+  home?: string;
+  path?: string;
+  migrations?: readonly Migration[];
+  readonly?: boolean;
+}
+
+const require = createRequire(import.meta.url);
+
+export function openStore(options: OpenStoreOptions = {}): Store {
+  const path = options.path ?? storePath(options.home ?? comisHome());
+  let db: Database;
+  try {
+    if (!options.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const Driver = require('better-sqlite3') as typeof BetterSqlite3;
+    db = new Driver(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  } catch (err) {
+    throw new ComisError('STORE_ERROR', `Cannot open the store ${path}: ${(err as Error).message}.`, {
+      hint: 'Check that $COMIS_HOME is writable; `comis` creates it on first use.',
+    });
+  }
+  try {
+    db.pragma('busy_timeout = 5000');
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('foreign_keys = ON');
+    const version = options.readonly ? currentVersion(db) : migrate(db, options.migrations ?? MIGRATIONS);
+    return { db, path, version, close: () => db.close() };
+  } catch (err) {
+    db.close();
+    if (err instanceof ComisError) throw err;
+    throw new ComisError('STORE_ERROR', `The store ${path} could not be prepared: ${(err as Error).message}.`, {
+      hint: 'If the file is corrupt, move it aside; comis creates a fresh store.',
+    });
+  }
+}
+
+function currentVersion(db: Database): number {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_migrations'").get();
+  if (!exists) return 0;
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return row.v ?? 0;
+}
+
+/** Applies pending migrations, each in its own transaction; returns the new version. */
+export function migrate(db: Database, migrations: readonly Migration[]): number {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const applied = currentVersion(db);
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  if (applied > known) {
+    throw new ComisError('STORE_ERROR', `The store is at schema version ${applied}, newer than this comis knows (${known}).`, {
+      hint: 'Upgrade comis, or point COMIS_HOME elsewhere.',
+    });
+  }
+  const insert = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (m.version <= applied) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      insert.run(m.version, m.name, Date.now());
+    })();
+  }
+  return currentVersion(db);
+}

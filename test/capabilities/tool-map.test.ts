@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+
+import { CAPABILITIES, intersectCapabilities, PROFILE_CAPABILITIES } from '../../src/lib/capabilities/capabilities.js';
+import { findTool, isControlPlaneTool, TOOL_MAP } from '../../src/lib/capabilities/tool-map.js';
+
+describe('tool map', () => {
+  it('maps every tool to a capability of the closed union, with a one-line summary', () => {
+    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'write']);
+    for (const tool of TOOL_MAP) {
+      expect(CAPABILITIES).toContain(tool.capability);
+      expect(tool.summary).toMatch(/^[A-Z].*\.$/);
+      expect(tool.summary).not.toContain('\n');
+    }
+    expect(findTool('read')?.capability).toBe('orch:read');
+    expect(findTool('write')).toMatchObject({ capability: 'orch:write', surface: 'write' });
+    expect(findTool('exec')).toBeUndefined();
+  });
+
+  it('validates parameters strictly', () => {
+    expect(findTool('read')!.params.safeParse({ path: 'a.md', limit: 5 }).success).toBe(true);
+    expect(findTool('read')!.params.safeParse({ path: '' }).success).toBe(false);
+    expect(findTool('read')!.params.safeParse({ path: 'a', extra: 1 }).success).toBe(false);
+    expect(findTool('grep')!.params.safeParse({}).success).toBe(false);
+  });
+
+  it('treats the control plane as deny-by-origin', () => {
+    for (const name of ['gateway', 'mcp_manage', 'mcp_login', 'agents_manage', 'tokens_manage']) expect(isControlPlaneTool(name)).toBe(true);
+    for (const name of ['read', 'grep', 'write', 'manager']) expect(isControlPlaneTool(name)).toBe(false);
+  });
+
+  it('profiles: standard holds read and web; assistant withholds write and message', () => {
+    expect(PROFILE_CAPABILITIES.standard).toEqual(expect.arrayContaining(['orch:read', 'orch:web']));
+    expect(PROFILE_CAPABILITIES.assistant).not.toContain('orch:write');
+    expect(PROFILE_CAPABILITIES.assistant).not.toContain('orch:message');
+  });
+
+  it('a child never holds more than its parent', () => {
+    expect(intersectCapabilities(['orch:read'], ['orch:read', 'orch:web'])).toEqual(['orch:read']);
+    expect(intersectCapabilities(PROFILE_CAPABILITIES.standard, ['orch:web', 'orch:read'])).toEqual(['orch:read', 'orch:web']);
+    expect(intersectCapabilities([], ['orch:read'])).toEqual([]);
+  });
+});
