@@ -1,0 +1,82 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { parseJson, repoRoot, runComis } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('comis CLI', () => {
+  it('--version answers', () => {
+    const res = runComis(['--version'], { home: tempDir() });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/^comis\/\d+\.\d+\.\d+ \S+ node-v\d+/);
+  });
+
+  it('--help lists the working commands and their topics', () => {
+    const res = runComis(['--help'], { home: tempDir() });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toContain('jail');
+    expect(res.stdout).toContain('sdk');
+    const sub = runComis(['sdk', 'emit', '--help'], { home: tempDir() });
+    expect(sub.status).toBe(0);
+    expect(sub.stdout).toContain('--check');
+    expect(sub.stdout).toContain('byte-identical');
+  });
+
+  it('an unknown flag is a usage error: exit 2, code USAGE, in --json too', () => {
+    const res = runComis(['sdk', 'emit', '--bogus'], { home: tempDir() });
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/Error \[USAGE\]: Nonexistent flag: --bogus/);
+    expect(res.stderr).toContain('Hint: Run `comis sdk emit --help`');
+    const json = runComis(['sdk', 'emit', '--lang', 'rust', '--json'], { home: tempDir() });
+    expect(json.status).toBe(2);
+    expect(parseJson(json.stdout)).toMatchObject({ status: 'error', error: { code: 'USAGE' } });
+  });
+
+  it('sdk emit writes byte-identical files twice, and --check detects a modified file', () => {
+    const home = tempDir();
+    const a = join(tempDir(), 'a');
+    const b = join(tempDir(), 'b');
+    expect(runComis(['sdk', 'emit', '--out', a], { home }).status).toBe(0);
+    expect(runComis(['sdk', 'emit', '--out', b], { home }).status).toBe(0);
+    for (const f of ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comis_tools.py']) {
+      expect(readFileSync(join(a, f))).toEqual(readFileSync(join(b, f)));
+    }
+    const ok = runComis(['sdk', 'emit', '--check', a, '--json'], { home });
+    expect(ok.status).toBe(0);
+    expect(parseJson(ok.stdout)).toMatchObject({ status: 'ok', result: { mode: 'check', drift: [] } });
+
+    writeFileSync(join(a, 'comis_tools.py'), readFileSync(join(a, 'comis_tools.py'), 'utf8').replace('def read(', 'def raed('));
+    const drift = runComis(['sdk', 'emit', '--check', a], { home });
+    expect(drift.status).toBe(1);
+    expect(drift.stderr).toMatch(/comis_tools\.py: differs from line \d+/);
+    const driftJson = runComis(['sdk', 'emit', '--check', a, '--json'], { home });
+    expect(driftJson.status).toBe(1);
+    expect(parseJson(driftJson.stdout)).toMatchObject({ status: 'fail', result: { drift: [{ file: 'comis_tools.py', status: 'changed' }] } });
+  });
+
+  it('sdk emit into an unwritable place is an I/O error, exit 2', () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    const res = runComis(['sdk', 'emit', '--out', join(file, 'sub')], { home: tempDir() });
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/Error \[IO_ERROR\]: Cannot create directory .*a-file\/sub: ENOTDIR/);
+  });
+
+  it('--help, --version and jail probe load no heavy module and no other command', () => {
+    const forbidden = /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\//;
+    for (const args of [['--help'], ['--version'], ['jail', 'probe', '--json'], ['sdk', 'emit', '--out', tempDir()]]) {
+      const trace = join(tempDir(), 'trace.txt');
+      runComis(args, {
+        home: tempDir(),
+        env: { NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: trace },
+      });
+      const loaded = readFileSync(trace, 'utf8').split('\n');
+      expect(loaded.filter((m) => forbidden.test(m)), args.join(' ')).toEqual([]);
+      const commands = loaded.filter((m) => m.includes('/dist/commands/'));
+      if (args[0] === '--help' || args[0] === '--version') expect(commands).toEqual([]);
+      else expect(commands.map((c) => c.replace(/^.*\/dist\/commands\//, ''))).toEqual([`${args[0]}/${args[1]}.js`]);
+    }
+  });
+});
