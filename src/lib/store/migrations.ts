@@ -26,4 +26,55 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sessions_updated ON sessions(updated_at DESC);
     `,
   },
+  {
+    version: 2,
+    name: 'orchestrate runs and capability audit',
+    sql: `
+      CREATE TABLE runs (
+        run_id            TEXT PRIMARY KEY,
+        session_key       TEXT NOT NULL,
+        agent_id          TEXT NOT NULL,
+        lease_id          TEXT,
+        parent_run_id     TEXT,
+        language          TEXT NOT NULL,
+        started_at        INTEGER NOT NULL,
+        ended_at          INTEGER,
+        duration_ms       INTEGER,
+        outcome           TEXT CHECK (outcome IN ('success', 'failure')),
+        exit_code         INTEGER,
+        failure_class     TEXT CHECK (failure_class IN ('timeout', 'stdout_cap', 'nonzero_exit', 'spawn_fail', 'lease_absent')),
+        stdout_chars      INTEGER NOT NULL DEFAULT 0,
+        result_ref_count  INTEGER NOT NULL DEFAULT 0,
+        result_ref_bytes  INTEGER NOT NULL DEFAULT 0,
+        est_saved_tokens  INTEGER,
+        saved_ratio       REAL
+      );
+      CREATE INDEX runs_session ON runs(session_key, started_at);
+      CREATE INDEX runs_started ON runs(started_at);
+      CREATE INDEX runs_lease ON runs(lease_id);
+
+      CREATE TABLE audit_events (
+        id          INTEGER PRIMARY KEY,
+        lease_id    TEXT NOT NULL,
+        run_id      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        capability  TEXT NOT NULL,
+        decision    TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
+        reason      TEXT,
+        at          INTEGER NOT NULL
+      );
+      CREATE INDEX audit_lease ON audit_events(lease_id);
+      CREATE INDEX audit_run ON audit_events(run_id);
+      CREATE INDEX audit_at ON audit_events(at);
+
+      CREATE TABLE run_tool_calls (
+        run_id      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        capability  TEXT NOT NULL,
+        decision    TEXT NOT NULL,
+        count       INTEGER NOT NULL,
+        PRIMARY KEY (run_id, tool, capability, decision)
+      );
+    `,
+  },
 ];

@@ -1,0 +1,102 @@
+/**
+ * The dispatch gate behind the capability socket. For every request:
+ * authenticate the bearer against the leases valid on this socket, then
+ * decide from the ONE tool table — deny-by-origin for the control plane,
+ * deny-by-absence for unknown tools, deny when the lease lacks the
+ * capability or the surface toggle is off — and only then validate params
+ * and run the tool. Every decision on an authenticated call emits one
+ * content-free `capability:audited` event keyed by the run's leaseId.
+ */
+import type { Capability } from '../capabilities/capabilities.js';
+import type { LeaseRegistry } from '../capabilities/lease.js';
+import { findTool, isControlPlaneTool } from '../capabilities/tool-map.js';
+import { CapCallError, type CapHandler } from '../capsocket/server.js';
+
+export type AuditDecision = 'allow' | 'deny';
+
+/** The `capability:audited` event: ids, names and a decision; never arguments or results. */
+export interface CapabilityAudited {
+  type: 'capability:audited';
+  leaseId: string;
+  runId: string;
+  tool: string;
+  capability: Capability | 'none';
+  decision: AuditDecision;
+  /** Why a deny happened (a closed set), absent on allow. */
+  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled';
+  at: number;
+}
+
+export type ToolImpl = (args: unknown) => unknown;
+
+export interface DispatchOptions {
+  registry: LeaseRegistry;
+  socketId: string;
+  /** Implementations by tool name (daemon-side). */
+  tools: Readonly<Record<string, ToolImpl>>;
+  /** Surface toggles of the agent. */
+  surfaces: { write: boolean };
+  agentId: string;
+  audit: (event: CapabilityAudited) => void;
+  /** Called for a request whose bearer is not a live lease on this socket (content-free). */
+  onUnauthenticated?: () => void;
+}
+
+/**
+ * Tool names in audit events must not carry script-chosen text (a canary in a
+ * made-up tool name would otherwise reach the store): names outside the table
+ * are folded to a fixed label.
+ */
+function auditName(tool: string): string {
+  if (findTool(tool)) return tool;
+  if (tool === 'gateway' || tool === 'mcp_manage' || tool === 'mcp_login') return tool;
+  if (isControlPlaneTool(tool)) return '*_manage';
+  return '<unknown>';
+}
+
+export function createDispatcher(options: DispatchOptions): CapHandler {
+  return async (request) => {
+    const lease = options.registry.authenticate(request.bearer, options.socketId);
+    if (!lease) {
+      options.onUnauthenticated?.();
+      throw new CapCallError('unauthenticated', 'no valid lease: the bearer is unknown, revoked, expired or for another run');
+    }
+    if (request.method !== 'tool.invoke') throw new CapCallError('unknown_method', 'the only method is tool.invoke');
+    const params = request.params as { tool?: unknown; args?: unknown } | null;
+    const tool = params && typeof params.tool === 'string' ? params.tool : undefined;
+    if (!tool || tool.length > 128) throw new CapCallError('bad_request', 'tool.invoke needs params.tool (a tool name)');
+    const audit = (capability: Capability | 'none', decision: AuditDecision, reason?: CapabilityAudited['reason']): void => {
+      const event: CapabilityAudited = { type: 'capability:audited', leaseId: lease.leaseId, runId: lease.runId ?? '', tool: auditName(tool), capability, decision, at: Date.now() };
+      if (reason) event.reason = reason;
+      options.audit(event);
+    };
+
+    if (isControlPlaneTool(tool)) {
+      audit('none', 'deny', 'denied_by_origin');
+      throw new CapCallError('denied_by_origin', 'the administrative control plane is never reachable from a jailed script');
+    }
+    const spec = findTool(tool);
+    if (!spec) {
+      audit('none', 'deny', 'unknown_tool');
+      throw new CapCallError('unknown_tool', 'no such tool on the capability surface');
+    }
+    if (!lease.caps.includes(spec.capability)) {
+      audit(spec.capability, 'deny', 'capability_missing');
+      throw new CapCallError('capability_denied', `${spec.name} needs ${spec.capability}, which this run's lease does not hold (agent "${options.agentId}")`);
+    }
+    if (spec.surface === 'write' && !options.surfaces.write) {
+      audit(spec.capability, 'deny', 'surface_disabled');
+      throw new CapCallError('surface_disabled', `the write surface is off: set agents.${options.agentId}.autonomy.write: true to turn it on`);
+    }
+    audit(spec.capability, 'allow');
+    const parsed = spec.params.safeParse(params?.args ?? {});
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      const where = first && first.path.length > 0 ? first.path.join('.') : 'params';
+      throw new CapCallError('invalid_params', `${spec.name}: ${where}: ${first?.message ?? 'invalid'}`);
+    }
+    const impl = options.tools[spec.name];
+    if (!impl) throw new CapCallError('unavailable', `${spec.name} is not available on this host`);
+    return await impl(parsed.data);
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * Pre-flight capability scan: statically find the `comis_tools.<tool>(...)`
+ * calls of a script, so a run that needs a capability the agent lacks is
+ * refused before a jail is built, with the capability named.
+ *
+ * Advisory by design: a dynamically computed name (`comis_tools[name]`)
+ * passes this scan and is still denied at the capability socket, which is the
+ * only authoritative gate.
+ */
+import { spawnSync } from 'node:child_process';
+
+import type { Capability } from '../capabilities/capabilities.js';
+import { findTool } from '../capabilities/tool-map.js';
+
+export interface Footprint {
+  /** Tool names found (sorted). */
+  tools: string[];
+  /** Capabilities those tools need (sorted, de-duplicated). */
+  capabilities: Capability[];
+  /** Whether the scan could parse the script at all. */
+  parsed: boolean;
+}
+
+interface AstNode {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** Finds tool names in JavaScript (ESM or CommonJS), after any TypeScript transpile. */
+export async function scanJavaScript(code: string): Promise<{ tools: Set<string>; parsed: boolean }> {
+  const acorn = await import('acorn');
+  const walk = await import('acorn-walk');
+  let ast: AstNode;
+  try {
+    ast = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'module', allowHashBang: true, allowAwaitOutsideFunction: true }) as unknown as AstNode;
+  } catch {
+    try {
+      ast = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true, allowReturnOutsideFunction: true }) as unknown as AstNode;
+    } catch {
+      return { tools: new Set(), parsed: false };
+    }
+  }
+  const sdkNames = new Set(['comis_tools']);
+  const namespaces = new Set<string>();
+  walk.full(ast as never, (raw) => {
+    const node = raw as unknown as AstNode;
+    if (node.type === 'ImportDeclaration') {
+      for (const spec of node.specifiers as AstNode[]) {
+        const local = (spec.local as AstNode).name as string;
+        if (spec.type === 'ImportNamespaceSpecifier') namespaces.add(local);
+        else if (spec.type === 'ImportSpecifier' && propertyName(spec.imported as AstNode) === 'comis_tools') sdkNames.add(local);
+      }
+    }
+    if (node.type === 'VariableDeclarator' && (node.id as AstNode).type === 'Identifier') {
+      // const t = require('./comis_tools.js').comis_tools  /  const sdk = require('./comis_tools.js')
+      const init = node.init as AstNode | null;
+      const id = (node.id as AstNode).name as string;
+      if (init && init.type === 'MemberExpression' && propertyOf(init) === 'comis_tools') sdkNames.add(id);
+      if (init && init.type === 'CallExpression' && (init.callee as AstNode).type === 'Identifier' && (init.callee as AstNode).name === 'require') namespaces.add(id);
+    }
+  });
+  const tools = new Set<string>();
+  walk.full(ast as never, (raw) => {
+    const node = raw as unknown as AstNode;
+    if (node.type !== 'MemberExpression') return;
+    const object = node.object as AstNode;
+    const isSdk =
+      (object.type === 'Identifier' && sdkNames.has(object.name as string)) ||
+      (object.type === 'MemberExpression' &&
+        (object.object as AstNode).type === 'Identifier' &&
+        namespaces.has((object.object as AstNode).name as string) &&
+        propertyOf(object) === 'comis_tools');
+    if (!isSdk) return;
+    const name = propertyOf(node);
+    if (name) tools.add(name);
+  });
+  // comis_tools.invoke("tool", ...) with a literal name
+  walk.full(ast as never, (raw) => {
+    const node = raw as unknown as AstNode;
+    if (node.type !== 'CallExpression') return;
+    const callee = node.callee as AstNode;
+    if (callee.type !== 'MemberExpression' || propertyOf(callee) !== 'invoke') return;
+    const first = (node.arguments as AstNode[])[0];
+    if (first && first.type === 'Literal' && typeof first.value === 'string') tools.add(first.value);
+  });
+  tools.delete('describe');
+  tools.delete('invoke');
+  return { tools, parsed: true };
+}
+
+function propertyName(node: AstNode): string | undefined {
+  if (node.type === 'Identifier') return node.name as string;
+  if (node.type === 'Literal' && typeof node.value === 'string') return node.value;
+  return undefined;
+}
+
+function propertyOf(member: AstNode): string | undefined {
+  const prop = member.property as AstNode;
+  if (!member.computed) return prop.type === 'Identifier' ? (prop.name as string) : undefined;
+  return prop.type === 'Literal' && typeof prop.value === 'string' ? prop.value : undefined;
+}
+
+const PYTHON_SCAN = String.raw`
+import ast, json, sys
+src = sys.stdin.read()
+try:
+    tree = ast.parse(src)
+except SyntaxError:
+    print(json.dumps({"parsed": False, "tools": []})); sys.exit(0)
+names, direct, tools = {"comis_tools"}, {}, set()
+for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            if a.name == "comis_tools": names.add(a.asname or a.name)
+    elif isinstance(node, ast.ImportFrom) and node.module == "comis_tools":
+        for a in node.names:
+            direct[a.asname or a.name] = a.name
+for node in ast.walk(tree):
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+        tools.add(node.attr)
+    elif isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in direct:
+            tools.add(direct[f.id])
+        if isinstance(f, ast.Attribute) and f.attr == "invoke" and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            tools.add(node.args[0].value)
+        if isinstance(f, ast.Name) and direct.get(f.id) == "invoke" and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            tools.add(node.args[0].value)
+tools.discard("describe"); tools.discard("invoke"); tools.discard("ComisToolError")
+print(json.dumps({"parsed": True, "tools": sorted(tools)}))
+`;
+
+/** Finds tool names in Python with the interpreter's own `ast` module (parse only, nothing runs). */
+export function scanPython(code: string, python: string): { tools: Set<string>; parsed: boolean } {
+  const res = spawnSync(python, ['-I', '-S', '-c', PYTHON_SCAN], { input: code, encoding: 'utf8', timeout: 10_000, env: {} });
+  if (res.status !== 0) return { tools: new Set(), parsed: false };
+  try {
+    const out = JSON.parse(res.stdout) as { parsed: boolean; tools: string[] };
+    return { tools: new Set(out.tools), parsed: out.parsed };
+  } catch {
+    return { tools: new Set(), parsed: false };
+  }
+}
+
+export function footprintOf(scan: { tools: Set<string>; parsed: boolean }): Footprint {
+  const tools = [...scan.tools].filter((t) => findTool(t) !== undefined || t === 'mcp').sort();
+  const caps = new Set<Capability>();
+  for (const t of tools) {
+    if (t === 'mcp') caps.add('orch:mcp');
+    else caps.add(findTool(t)!.capability);
+  }
+  return { tools, capabilities: [...caps].sort(), parsed: scan.parsed };
+}

@@ -1,0 +1,18 @@
+/**
+ * What a daemon-side tool knows of the run it serves. Tools never see the
+ * lease bearer, the store or the socket.
+ */
+export interface ToolContext {
+  runId: string;
+  agentId: string;
+  /** Real (symlink-free) host path of the agent workspace. */
+  workspaceReal: string;
+  /** The workspace path as the jailed script sees it. */
+  jailWorkspace: string;
+  /** Host path of this run's results/writes area (not writable by the jail). */
+  writesDir: string;
+  /** Largest file `read` loads whole. */
+  maxReadBytes: number;
+  /** Bytes this run may still write into its results area (shared by writes and ResultRefs). */
+  budget: { remainingBytes: number };
+}
