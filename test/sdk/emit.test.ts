@@ -40,13 +40,19 @@ describe('SDK emitter', () => {
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
     writeFileSync(
       join(dir, 'script.ts'),
-      `import { comis_tools, type ReadResult } from './comis_tools.js';
+      `import { comis_tools, ResultRef, type ReadResult } from './comis_tools.js';
 const r: ReadResult = await comis_tools.read({ path: 'notes.md', offset: 0, limit: 10 });
+const text: string = r instanceof ResultRef ? await r.read(0, 10) : r.content;
 const g = await comis_tools.grep({ pattern: 'TODO', glob: '**/*.md' });
-const first: number | undefined = g.matches[0]?.line;
-const w = await comis_tools.write({ path: 'out.md', content: r.content });
+const first: number | undefined = g instanceof ResultRef ? (await g.grep('TODO'))[0]?.line : g.matches[0]?.line;
+if (g instanceof ResultRef) {
+  const rows: Array<Record<string, unknown>> = await g.sql(\`SELECT * FROM read_json_auto('\${g.ref}') LIMIT 5\`);
+  const v: unknown = await g.jq('.path');
+  console.log(rows.length, v, await g.jsonpath('$.path'), g.rows, g.kind);
+}
+const w = await comis_tools.write({ path: 'out.md', content: text });
 const d = comis_tools.describe('read');
-console.log(r.totalLines, first, w.bytes, d?.params, comis_tools.describe().map((t) => t.capability));
+console.log(first, w.bytes, d?.params, comis_tools.describe().map((t) => t.capability));
 `,
     );
     writeFileSync(
@@ -72,7 +78,7 @@ console.log(r.totalLines, first, w.bytes, d?.params, comis_tools.describe().map(
     const dir = tempDir();
     writeSdkFiles(dir, emitSdk('js'));
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
-    writeFileSync(join(dir, 'script.mjs'), `import { comis_tools } from './comis_tools.js';\nconst r = await comis_tools.read({ path: 'a' });\nconst n = /** @type {number} */ (r.totalLines);\nconsole.log(n);\n`);
+    writeFileSync(join(dir, 'script.mjs'), `import { comis_tools, ResultRef } from './comis_tools.js';\nconst r = await comis_tools.read({ path: 'a' });\nconst n = r instanceof ResultRef ? r.bytes : r.totalLines;\nconsole.log(n);\n`);
     const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
     const res = spawnSync(
       process.execPath,

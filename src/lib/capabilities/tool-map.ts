@@ -31,6 +31,23 @@ const relativePath = z
   .max(4096)
   .describe('A path relative to the agent workspace (no "..", no absolute paths outside it).');
 
+/**
+ * A high-volume return left on disk: the SDKs turn it into an object with
+ * .read/.grep/.jq (in the jail) and .sql/.jsonpath (DuckDB, daemon-side).
+ */
+export const resultRefSchema = z
+  .object({
+    type: z.literal('ResultRef'),
+    ref: z.string().describe('Path of the materialized file, relative to the run workspace (e.g. results/ref-1.jsonl).'),
+    kind: z.enum(['json', 'jsonl', 'csv', 'text']).describe('Payload kind.'),
+    bytes: z.number().int().describe('Size of the payload in bytes.'),
+    rows: z.number().int().optional().describe('Rows, for jsonl and csv.'),
+    schema: z.array(z.string()).optional().describe('Column or key names, for tabular payloads.'),
+    preview: z.string().describe('The first bytes of the payload (at most 2,048).'),
+    expiresAt: z.number().int().describe('When the handle expires (ms since the epoch).'),
+  })
+  .describe('A handle to a result kept on disk.');
+
 export const readParams = z
   .strictObject({
     path: relativePath,
@@ -39,7 +56,7 @@ export const readParams = z
   })
   .describe('Parameters of read.');
 
-export const readResult = z
+export const readSlice = z
   .object({
     path: z.string().describe('The path read, relative to the workspace.'),
     content: z.string().describe('The requested lines, joined with "\\n".'),
@@ -49,7 +66,9 @@ export const readResult = z
     bytes: z.number().int().describe('Size of the file in bytes.'),
     truncated: z.boolean().describe('True when lines remain after this slice.'),
   })
-  .describe('Result of read.');
+  .describe('Lines of a file.');
+
+export const readResult = z.union([readSlice, resultRefSchema]).describe('The lines, or a ResultRef when they exceed the inline threshold (15,000 bytes).');
 
 export const grepParams = z
   .strictObject({
@@ -62,7 +81,7 @@ export const grepParams = z
   })
   .describe('Parameters of grep.');
 
-export const grepResult = z
+export const grepMatches = z
   .object({
     matches: z
       .array(
@@ -76,7 +95,29 @@ export const grepResult = z
     filesScanned: z.number().int().describe('Files read.'),
     truncated: z.boolean().describe('True when maxMatches stopped the search.'),
   })
-  .describe('Result of grep.');
+  .describe('Matches.');
+
+export const grepResult = z
+  .union([grepMatches, resultRefSchema])
+  .describe('The matches, or a ResultRef (JSONL, one match per line) when they exceed the inline threshold.');
+
+export const refSqlParams = z
+  .strictObject({
+    ref: z.string().min(1).max(256).describe('The ref of a ResultRef of this run.'),
+    query: z.string().min(1).max(16_384).describe('One read-only SELECT; read the ref with read_json_auto/read_csv/read_parquet.'),
+  })
+  .describe('Parameters of ref_sql.');
+
+export const refSqlResult = z.array(z.record(z.string(), z.unknown())).describe('The rows, as objects.');
+
+export const refJsonpathParams = z
+  .strictObject({
+    ref: z.string().min(1).max(256).describe('The ref of a ResultRef of this run.'),
+    expr: z.string().min(1).max(1024).describe('A $-rooted path, e.g. $.items[0].price.'),
+  })
+  .describe('Parameters of ref_jsonpath.');
+
+export const refJsonpathResult = z.unknown().describe('The value at the path (null when absent).');
 
 export const writeParams = z
   .strictObject({
@@ -110,6 +151,20 @@ export const TOOL_MAP: readonly ToolSpec[] = [
     summary: 'Search files in the agent workspace for a pattern.',
     params: grepParams,
     result: grepResult,
+  },
+  {
+    name: 'ref_sql',
+    capability: 'orch:read',
+    summary: 'Run one read-only DuckDB SELECT over a ResultRef of this run (ResultRef.sql calls it).',
+    params: refSqlParams,
+    result: refSqlResult,
+  },
+  {
+    name: 'ref_jsonpath',
+    capability: 'orch:read',
+    summary: 'Extract a $-rooted JSONPath from a ResultRef of this run (ResultRef.jsonpath calls it).',
+    params: refJsonpathParams,
+    result: refJsonpathResult,
   },
   {
     name: 'write',

@@ -146,6 +146,110 @@ ${typed ? '  readonly code: string;\n  readonly tool: string | undefined;\n' : '
   }
 }
 
+// jq runs in the jail on the ref alone: no environment, the payload on stdin,
+// and no module or file access from the expression.
+const JQ_FORBIDDEN = /\\b(import|include|modulemeta|get_search_list|get_prog_origin|get_jq_origin|input_filename|env|halt_error|input_line_number)\\b|\\$(ENV|__loc__|__prog_args)\\b/;
+const SLICE_TIMEOUT_MS = 10_000;
+const SLICE_MAX_OUTPUT = 8 * 1024 * 1024;
+
+function runTool(file${t(': string')}, args${t(': string[]')}, input${t(': string | undefined')}, what${t(': string')})${t(': Promise<string>')} {
+  return new Promise((resolve, reject) => {
+    const child = cp.execFile(file, args, { env: {}, timeout: SLICE_TIMEOUT_MS, maxBuffer: SLICE_MAX_OUTPUT, encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout);
+      const e = err${t(' as Error & { killed?: boolean; code?: unknown }')};
+      if (e.code === 1 && file === 'grep') return resolve('');
+      if (e.killed) return reject(new ComisToolError('slice_timeout', what + ' took longer than ' + SLICE_TIMEOUT_MS + ' ms'));
+      if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new ComisToolError('slice_too_large', what + ' output exceeds ' + SLICE_MAX_OUTPUT + ' bytes'));
+      reject(new ComisToolError('slice_failed', what + ': ' + String(stderr || e.message).trim().split('\\n').slice(-3).join(' ')));
+    });
+    if (input !== undefined) child.stdin${t('!')}.end(input);
+  });
+}
+
+/**
+ * A high-volume result kept on disk under the run's results/ directory.
+ * read/grep/jq slice it here in the jail; sql/jsonpath ask DuckDB outside.
+ * Only what you print re-enters the caller's context.
+ */
+export class ResultRef {
+${typed ? "  readonly type = 'ResultRef' as const;\n  readonly ref: string;\n  readonly kind: 'json' | 'jsonl' | 'csv' | 'text';\n  readonly bytes: number;\n  readonly rows?: number;\n  readonly schema?: string[];\n  readonly preview: string;\n  readonly expiresAt: number;\n\n" : ''}  constructor(handle${t(': { ref: string; kind: ResultRef["kind"]; bytes: number; rows?: number; schema?: string[]; preview: string; expiresAt: number }')}) {
+${typed ? '' : "    this.type = 'ResultRef';\n"}    this.ref = handle.ref;
+    this.kind = handle.kind;
+    this.bytes = handle.bytes;
+    if (handle.rows !== undefined) this.rows = handle.rows;
+    if (handle.schema !== undefined) this.schema = handle.schema;
+    this.preview = handle.preview;
+    this.expiresAt = handle.expiresAt;
+  }
+
+  /** Host-independent path of the payload inside the jail. */
+  get path()${t(': string')} {
+    return path.join(process.env.COMIS_WORKSPACE || process.cwd(), this.ref);
+  }
+
+  private live()${t(': string')} {
+    if (Date.now() >= this.expiresAt) throw new ComisToolError('ref_expired', 'this ResultRef has expired; fetch it again');
+    return this.path;
+  }
+
+  /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
+  async read(offset${t(': number')} = 0, limit${t('?: number')})${t(': Promise<string>')} {
+    const file = this.live();
+    const out${t(': string[]')} = [];
+    let line = 0;
+    let rest = '';
+    const end = limit === undefined ? Infinity : offset + limit;
+    for await (const chunk of fs.createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 })) {
+      const parts = (rest + chunk).split('\\n');
+      rest = parts.pop()${t(' as string')};
+      for (const p of parts) {
+        if (line >= offset && line < end) out.push(p);
+        line++;
+      }
+      if (line >= end) return out.join('\\n');
+    }
+    if (rest !== '' && line >= offset && line < end) out.push(rest);
+    return out.join('\\n');
+  }
+
+  /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
+  async grep(pattern${t(': string')})${t(': Promise<Array<{ line: number; text: string }>>')} {
+    const out = await runTool('grep', ['-n', '-E', '-e', String(pattern), this.live()], undefined, 'grep');
+    return out.split('\\n').filter((l) => l !== '').map((l) => {
+      const i = l.indexOf(':');
+      return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
+    });
+  }
+
+  /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
+  async jq(expr${t(': string')})${t(': Promise<unknown>')} {
+    if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
+    const data = fs.readFileSync(this.live(), 'utf8');
+    const out = await runTool('jq', ['-c', expr], data, 'jq');
+    const values = out.split('\\n').filter((l) => l !== '').map((l) => JSON.parse(l)${t(' as unknown')});
+    return values.length === 1 ? values[0] : values;
+  }
+
+  /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
+  sql(query${t(': string')})${t(': Promise<Array<Record<string, unknown>>>')} {
+    return invoke('ref_sql', { ref: this.ref, query })${t(' as Promise<Array<Record<string, unknown>>>')};
+  }
+
+  /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
+  jsonpath(expr${t(': string')})${t(': Promise<unknown>')} {
+    return invoke('ref_jsonpath', { ref: this.ref, expr });
+  }
+
+  toJSON()${t(': Record<string, unknown>')} {
+    return { type: 'ResultRef', ref: this.ref, kind: this.kind, bytes: this.bytes, rows: this.rows, schema: this.schema, preview: this.preview, expiresAt: this.expiresAt };
+  }
+}
+
+function wrap(value${t(': unknown')})${t(': unknown')} {
+  if (value && typeof value === 'object' && (value${t(' as { type?: unknown }')}).type === 'ResultRef') return new ResultRef(value${t(' as ConstructorParameters<typeof ResultRef>[0]')});
+  return value;
+}
+
 interface_placeholder
 let connection${t(': net.Socket | undefined')};
 let buffered = '';
@@ -178,7 +282,7 @@ function connect()${t(': net.Socket')} {
       if (!entry) continue;
       pending.delete(reply.id);
       if (pending.size === 0) socket.unref();
-      if (reply.ok) entry.resolve(reply.result);
+      if (reply.ok) entry.resolve(wrap(reply.result));
       else entry.reject(new ComisToolError(reply.error?.code ?? 'error', reply.error?.message ?? 'tool call failed', entry.tool));
     }
   });
@@ -229,25 +333,56 @@ const PENDING_TS = 'interface Pending {\n  resolve: (value: unknown) => void;\n 
 
 function emitTs(tools: ToolModel[]): string {
   const body = runtime(tools, true).replace('interface_placeholder\n', PENDING_TS);
-  return `// ${HEADER}\nimport * as net from 'node:net';\n\n${typeDeclarations(tools, 'export')}\n\n${body}`;
+  return `// ${HEADER}\nimport * as cp from 'node:child_process';\nimport * as fs from 'node:fs';\nimport * as net from 'node:net';\nimport * as path from 'node:path';\n\n${typeDeclarations(tools, 'export')}\n\n${body}`;
 }
 
 function emitJs(tools: ToolModel[]): string {
   const body = runtime(tools, false)
     .replace('interface_placeholder\n', '')
     .replace('export class ComisToolError', 'class ComisToolError')
+    .replace('export class ResultRef', 'class ResultRef')
+    .replace('  private live()', '  live()')
     .replace('export const comis_tools =', 'const comis_tools =')
     // The overload signatures are TypeScript only.
     .replace('function describe();\nfunction describe(name);\n', '');
-  return `'use strict';\n// ${HEADER}\nconst net = require('node:net');\n\n${body}\nexports.comis_tools = comis_tools;\nexports.ComisToolError = ComisToolError;\n`;
+  return `'use strict';\n// ${HEADER}\nconst cp = require('node:child_process');\nconst fs = require('node:fs');\nconst net = require('node:net');\nconst path = require('node:path');\n\n${body}\nexports.comis_tools = comis_tools;\nexports.ComisToolError = ComisToolError;\nexports.ResultRef = ResultRef;\n`;
 }
+
+const RESULT_REF_DTS = `/**
+ * A high-volume result kept on disk under the run's results/ directory.
+ * read/grep/jq slice it in the jail; sql/jsonpath ask DuckDB outside.
+ */
+export declare class ResultRef {
+  readonly type: 'ResultRef';
+  readonly ref: string;
+  readonly kind: 'json' | 'jsonl' | 'csv' | 'text';
+  readonly bytes: number;
+  readonly rows?: number;
+  readonly schema?: string[];
+  readonly preview: string;
+  readonly expiresAt: number;
+  readonly path: string;
+  /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
+  read(offset?: number, limit?: number): Promise<string>;
+  /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
+  grep(pattern: string): Promise<Array<{ line: number; text: string }>>;
+  /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
+  jq(expr: string): Promise<unknown>;
+  /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
+  sql(query: string): Promise<Array<Record<string, unknown>>>;
+  /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
+  jsonpath(expr: string): Promise<unknown>;
+  toJSON(): Record<string, unknown>;
+}
+`;
 
 function emitDts(tools: ToolModel[]): string {
   return (
     `// ${HEADER}\n${typeDeclarations(tools, 'export declare')}\n\n` +
     `/** A tool call that the capability socket refused or that failed daemon-side. */\n` +
     `export declare class ComisToolError extends Error {\n  readonly code: string;\n  readonly tool: string | undefined;\n  constructor(code: string, message: string, tool?: string);\n}\n\n` +
-    `export declare const comis_tools: ComisTools;\n`
+    RESULT_REF_DTS +
+    `\nexport declare const comis_tools: ComisTools;\n`
   );
 }
 
@@ -272,7 +407,10 @@ TypeScript SDK: one JSON line {id, bearer, method, params} per call.
 """
 import json as _json
 import os as _os
+import re as _re
 import socket as _socket
+import subprocess as _subprocess
+import time as _time
 
 _TOOLS = _json.loads(${summaryJson})
 _SCHEMAS_JSON = ${schemaJson}
@@ -289,6 +427,100 @@ class ComisToolError(Exception):
         super().__init__(message)
         self.code = code
         self.tool = tool
+
+
+_JQ_FORBIDDEN = _re.compile(r"\\b(import|include|modulemeta|get_search_list|get_prog_origin|get_jq_origin|input_filename|env|halt_error|input_line_number)\\b|\\$(ENV|__loc__|__prog_args)\\b")
+_SLICE_TIMEOUT_S = 10
+_SLICE_MAX_OUTPUT = 8 * 1024 * 1024
+
+
+def _run_tool(args, data, what):
+    try:
+        proc = _subprocess.run(args, input=data, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
+    except _subprocess.TimeoutExpired:
+        raise ComisToolError("slice_timeout", "%s took longer than %d s" % (what, _SLICE_TIMEOUT_S))
+    if len(proc.stdout) > _SLICE_MAX_OUTPUT:
+        raise ComisToolError("slice_too_large", "%s output exceeds %d bytes" % (what, _SLICE_MAX_OUTPUT))
+    if proc.returncode != 0 and not (args[0] == "grep" and proc.returncode == 1):
+        tail = " ".join(proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+        raise ComisToolError("slice_failed", "%s: %s" % (what, tail))
+    return proc.stdout.decode("utf-8")
+
+
+class ResultRef:
+    """A high-volume result kept on disk under the run's results/ directory.
+
+    read/grep/jq slice it here in the jail; sql/jsonpath ask DuckDB outside.
+    Only what you print re-enters the caller's context.
+    """
+
+    def __init__(self, handle):
+        self.type = "ResultRef"
+        self.ref = handle["ref"]
+        self.kind = handle["kind"]
+        self.bytes = handle["bytes"]
+        self.rows = handle.get("rows")
+        self.schema = handle.get("schema")
+        self.preview = handle["preview"]
+        self.expires_at = handle["expiresAt"]
+
+    def __repr__(self):
+        return "ResultRef(ref=%r, kind=%r, bytes=%d)" % (self.ref, self.kind, self.bytes)
+
+    @property
+    def path(self):
+        return _os.path.join(_os.environ.get("COMIS_WORKSPACE") or _os.getcwd(), self.ref)
+
+    def _live(self):
+        if _time.time() * 1000 >= self.expires_at:
+            raise ComisToolError("ref_expired", "this ResultRef has expired; fetch it again")
+        return self.path
+
+    def read(self, offset=0, limit=None):
+        """Lines offset..offset+limit (0-based) of the payload, joined with newlines."""
+        out = []
+        end = None if limit is None else offset + limit
+        with open(self._live(), "r", encoding="utf-8", newline="\\n") as f:
+            for i, line in enumerate(f):
+                if end is not None and i >= end:
+                    break
+                if i >= offset:
+                    out.append(line[:-1] if line.endswith("\\n") else line)
+        return "\\n".join(out)
+
+    def grep(self, pattern):
+        """Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers."""
+        out = _run_tool(["grep", "-n", "-E", "-e", str(pattern), self._live()], None, "grep")
+        result = []
+        for l in out.split("\\n"):
+            if l:
+                n, _, text = l.partition(":")
+                result.append({"line": int(n), "text": text})
+        return result
+
+    def jq(self, expr):
+        """A jq filter over the payload (each JSONL line is one input). One output -> that value; else a list."""
+        if _JQ_FORBIDDEN.search(expr):
+            raise ComisToolError("jq_refused", "jq may only transform this ref: no modules, files or environment")
+        with open(self._live(), "rb") as f:
+            data = f.read()
+        out = _run_tool(["jq", "-c", expr], data, "jq")
+        values = [_json.loads(l) for l in out.split("\\n") if l]
+        return values[0] if len(values) == 1 else values
+
+    def sql(self, query):
+        """One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over self.ref)."""
+        return invoke("ref_sql", {"ref": self.ref, "query": query})
+
+    def jsonpath(self, expr):
+        """A $-rooted JSONPath extraction (DuckDB json_extract; no eval)."""
+        return invoke("ref_jsonpath", {"ref": self.ref, "expr": expr})
+
+
+def _wrap(value):
+    if isinstance(value, dict) and value.get("type") == "ResultRef":
+        return ResultRef(value)
+    return value
 
 
 def _connect():
@@ -327,7 +559,7 @@ def _call(method, params, tool=None):
         if reply.get("id") != call_id:
             continue
         if reply.get("ok"):
-            return reply.get("result")
+            return _wrap(reply.get("result"))
         error = reply.get("error") or {}
         raise ComisToolError(error.get("code", "error"), error.get("message", "tool call failed"), tool)
 

@@ -20,6 +20,8 @@ export interface JsonSchema {
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 export function schemaToTs(schema: JsonSchema, indent = ''): string {
+  // The ResultRef handle becomes the SDK's ResultRef class, with its slicing methods.
+  if (schema.properties?.type?.const === 'ResultRef') return 'ResultRef';
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
   const variants = schema.anyOf ?? schema.oneOf;

@@ -1,3 +1,5 @@
+import type { ResultStore } from '../resultref/materialize.js';
+
 /**
  * What a daemon-side tool knows of the run it serves. Tools never see the
  * lease bearer, the store or the socket.
@@ -15,4 +17,6 @@ export interface ToolContext {
   maxReadBytes: number;
   /** Bytes this run may still write into its results area (shared by writes and ResultRefs). */
   budget: { remainingBytes: number };
+  /** Where high-volume returns are materialized as ResultRefs (absent: always inline). */
+  results?: ResultStore;
 }

@@ -9,6 +9,7 @@
 import { Worker } from 'node:worker_threads';
 
 import { CapCallError } from '../capsocket/server.js';
+import { maybeMaterializeValue } from '../resultref/materialize.js';
 import type { ToolContext } from './context.js';
 import { resolveConfined } from './confined-fs.js';
 
@@ -138,7 +139,7 @@ export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLim
     workerData: { rootReal: ctx.workspaceReal, startRel, source, flags, globSource, maxMatches: args.maxMatches ?? 500, limits },
     resourceLimits: { maxOldGenerationSizeMb: 512 },
   });
-  return await new Promise((resolve, reject) => {
+  const found = await new Promise<{ matches: unknown[] }>((resolve, reject) => {
     const timer = setTimeout(() => {
       void worker.terminate();
       reject(new CapCallError('timeout', `grep took longer than ${limits.timeoutMs} ms (a pathological pattern?) and was stopped`));
@@ -147,11 +148,14 @@ export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLim
       clearTimeout(timer);
       void worker.terminate();
       if (msg.error) reject(new CapCallError(msg.error.code, msg.error.message));
-      else resolve(msg.result);
+      else resolve(msg.result as { matches: unknown[] });
     });
     worker.once('error', () => {
       clearTimeout(timer);
       reject(new CapCallError('internal', 'grep failed daemon-side'));
     });
   });
+  if (!ctx.results) return found;
+  // Over the threshold, the matches become a JSONL ResultRef: one match per line.
+  return maybeMaterializeValue(ctx.results, found, () => ({ text: found.matches.map((m) => JSON.stringify(m)).join('\n') + '\n', nameHint: 'matches.jsonl' }));
 }

@@ -1,0 +1,205 @@
+/**
+ * ResultRef: a high-volume tool return written to the run's `results/`
+ * directory instead of being inlined. The call returns a small handle
+ * `{type: 'ResultRef', ref, kind, bytes, rows?, schema?, preview, expiresAt}`
+ * where `ref` is relative to the run workspace (`results/ref-3.jsonl`), so the
+ * jailed script can slice it in place and only the slice re-enters context.
+ *
+ * Bounds: a per-file cap, a per-run aggregate cap (shared with `write`) and a
+ * TTL; exceeding a cap is a clear error and never a partial file presented as
+ * whole. The directory lives outside the jail-writable workspace (bound
+ * read-only) and is removed when the run ends.
+ */
+import { closeSync, constants, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { CapCallError } from '../capsocket/server.js';
+
+export const RESULT_KINDS = ['json', 'jsonl', 'csv', 'text'] as const;
+export type ResultKind = (typeof RESULT_KINDS)[number];
+
+export interface ResultRefHandle {
+  type: 'ResultRef';
+  ref: string;
+  kind: ResultKind;
+  bytes: number;
+  rows?: number;
+  schema?: string[];
+  preview: string;
+  expiresAt: number;
+}
+
+export const RESULTREF_DEFAULTS = {
+  thresholdBytes: 15_000,
+  maxFileBytes: 8 * 1024 * 1024,
+  maxRunBytes: 64 * 1024 * 1024,
+  ttlMs: 30 * 60 * 1000,
+  previewBytes: 2048,
+};
+
+/** Per-run state of the results area. */
+export interface ResultStore {
+  /** Host path of `results/`. */
+  dir: string;
+  thresholdBytes: number;
+  maxFileBytes: number;
+  ttlMs: number;
+  budget: { remainingBytes: number };
+  /** Refs materialized so far: what savings and the run record count. */
+  materialized: { count: number; bytes: number };
+  refs: Map<string, ResultRefHandle>;
+  nextId: number;
+}
+
+export function createResultStore(dir: string, options: Partial<typeof RESULTREF_DEFAULTS> & { budget: { remainingBytes: number } }): ResultStore {
+  return {
+    dir,
+    thresholdBytes: options.thresholdBytes ?? RESULTREF_DEFAULTS.thresholdBytes,
+    maxFileBytes: options.maxFileBytes ?? RESULTREF_DEFAULTS.maxFileBytes,
+    ttlMs: options.ttlMs ?? RESULTREF_DEFAULTS.ttlMs,
+    budget: options.budget,
+    materialized: { count: 0, bytes: 0 },
+    refs: new Map(),
+    nextId: 1,
+  };
+}
+
+/** Cuts a preview at a UTF-8 boundary, at most `max` bytes. */
+export function previewOf(data: Buffer, max = RESULTREF_DEFAULTS.previewBytes): string {
+  if (data.length <= max) return data.toString('utf8');
+  let end = max;
+  while (end > 0 && (data[end]! & 0xc0) === 0x80) end--;
+  return data.subarray(0, end).toString('utf8');
+}
+
+/** Guesses the kind from the head of the payload (and a name hint). */
+export function detectKind(head: string, nameHint = ''): ResultKind {
+  const name = nameHint.toLowerCase();
+  if (name.endsWith('.jsonl') || name.endsWith('.ndjson')) return 'jsonl';
+  if (name.endsWith('.csv')) return 'csv';
+  const t = head.trimStart();
+  if (t.startsWith('{') || t.startsWith('[')) {
+    const firstLine = t.split('\n', 1)[0]!.trim();
+    const lines = t.split('\n').filter((l) => l.trim() !== '');
+    if (lines.length > 1 && firstLine.startsWith('{') && firstLine.endsWith('}')) {
+      try {
+        JSON.parse(firstLine);
+        return 'jsonl';
+      } catch {
+        /* a pretty-printed document */
+      }
+    }
+    return 'json';
+  }
+  if (name.endsWith('.json')) return 'json';
+  const lines = head.split('\n').slice(0, 5).filter(Boolean);
+  if (lines.length >= 2) {
+    const commas = lines.map((l) => (l.match(/,/g) ?? []).length);
+    if (commas[0]! > 0 && commas.every((c) => c === commas[0])) return 'csv';
+  }
+  return 'text';
+}
+
+const EXT: Record<ResultKind, string> = { json: 'json', jsonl: 'jsonl', csv: 'csv', text: 'txt' };
+
+function schemaOf(kind: ResultKind, head: string): string[] | undefined {
+  try {
+    if (kind === 'csv') return head.split('\n', 1)[0]!.split(',').map((s) => s.trim().replace(/^"|"$/g, '')).slice(0, 200);
+    if (kind === 'jsonl') {
+      const first = JSON.parse(head.split('\n', 1)[0]!) as unknown;
+      if (first && typeof first === 'object' && !Array.isArray(first)) return Object.keys(first).slice(0, 200);
+    }
+  } catch {
+    /* no schema */
+  }
+  return undefined;
+}
+
+/**
+ * Streams `source(write)` into a new ref file, enforcing the caps as bytes
+ * arrive; on any cap the partial file is deleted and a tool error thrown.
+ */
+export function materialize(store: ResultStore, nameHint: string, produce: (write: (chunk: Buffer) => void) => void): ResultRefHandle {
+  const id = store.nextId++;
+  const tmp = join(store.dir, `.ref-${id}.partial`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  let bytes = 0;
+  let newlines = 0;
+  let lastByte = 0x0a;
+  let head = Buffer.alloc(0);
+  const limit = Math.min(store.maxFileBytes, store.budget.remainingBytes);
+  try {
+    produce((chunk) => {
+      if (bytes + chunk.length > limit) {
+        const which = bytes + chunk.length > store.maxFileBytes ? `the per-file cap of ${store.maxFileBytes} bytes` : `this run's remaining results budget (${store.budget.remainingBytes} bytes)`;
+        throw new CapCallError('result_too_large', `the result exceeds ${which}; narrow the request`);
+      }
+      if (head.length < 64 * 1024) head = Buffer.concat([head, chunk.subarray(0, 64 * 1024 - head.length)]);
+      let off = 0;
+      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) newlines++;
+      if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!;
+      bytes += chunk.length;
+    });
+  } catch (err) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  const headText = head.toString('utf8');
+  const kind = detectKind(headText, nameHint);
+  const ref = `results/ref-${id}.${EXT[kind]}`;
+  renameSync(tmp, join(store.dir, `ref-${id}.${EXT[kind]}`));
+  store.budget.remainingBytes -= bytes;
+  store.materialized.count++;
+  store.materialized.bytes += bytes;
+  const handle: ResultRefHandle = { type: 'ResultRef', ref, kind, bytes, preview: previewOf(head), expiresAt: Date.now() + store.ttlMs };
+  const lines = newlines + (lastByte === 0x0a || bytes === 0 ? 0 : 1);
+  if (kind === 'jsonl') handle.rows = lines;
+  if (kind === 'csv') handle.rows = Math.max(0, lines - 1);
+  const schema = schemaOf(kind, headText);
+  if (schema) handle.schema = schema;
+  store.refs.set(ref, handle);
+  return handle;
+}
+
+/** Materializes an in-memory value when its serialized size is over the threshold; else returns it as is. */
+export function maybeMaterializeValue<T>(store: ResultStore, value: T, serialize: () => { text: string; nameHint: string }): T | ResultRefHandle {
+  const { text, nameHint } = serialize();
+  if (Buffer.byteLength(text, 'utf8') <= store.thresholdBytes) return value;
+  const data = Buffer.from(text, 'utf8');
+  return materialize(store, nameHint, (write) => {
+    for (let off = 0; off < data.length; off += 1 << 20) write(data.subarray(off, off + (1 << 20)));
+  });
+}
+
+/** Copies an open file descriptor into a ref, in chunks: the payload never sits whole in memory. */
+export function materializeFd(store: ResultStore, fd: number, nameHint: string): ResultRefHandle {
+  return materialize(store, nameHint, (write) => {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let pos = 0;
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      pos += n;
+      write(buf.subarray(0, n));
+    }
+  });
+}
+
+/** Looks up a live ref of this run; refuses unknown or expired ones. */
+export function liveRef(store: ResultStore, ref: unknown): ResultRefHandle {
+  const handle = typeof ref === 'string' ? store.refs.get(ref) : undefined;
+  if (!handle) throw new CapCallError('unknown_ref', 'no such ResultRef in this run');
+  if (Date.now() >= handle.expiresAt) throw new CapCallError('ref_expired', 'this ResultRef has expired (TTL passed); fetch it again');
+  return handle;
+}
+
+/** The savings estimate of seed 001: materialized bytes minus stdout re-entered, over ~4 bytes per token. */
+export function estimateSavings(materializedBytes: number, stdoutChars: number): { estSavedTokens: number; savedRatio?: number } | undefined {
+  if (materializedBytes <= 0) return undefined;
+  const estSavedTokens = Math.max(0, Math.floor((materializedBytes - stdoutChars) / 4));
+  const wouldBe = materializedBytes / 4;
+  return { estSavedTokens, savedRatio: Math.round((estSavedTokens / wouldBe) * 1000) / 1000 };
+}
