@@ -1,26 +1,16 @@
 import { Command, Errors, Flags } from '@oclif/core';
 
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
-import { redactSecrets, redactValue } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/obs/output-guard.js';
+import { internalError, successEnvelope, writeError, type JsonSuccess } from './output.js';
 
-/** The `--json` envelope on success (or on a completed command with a negative answer). */
-export interface JsonSuccess<T> {
-  status: 'ok' | 'fail';
-  result: T;
-  warnings: string[];
-}
-
-/** The `--json` envelope on error. */
-export interface JsonFailure {
-  status: 'error';
-  error: { code: string; message: string; hint?: string; details?: Record<string, unknown> };
-}
+export type { JsonFailure, JsonSuccess } from './output.js';
 
 /**
  * The one catch of comis. Commands return a typed result and throw
  * {@link ComisError}s; this class maps both to exit codes, to human text on
- * stderr, and to the `--json` envelopes above. Every string that leaves goes
- * through the output guard.
+ * stderr, and to the `--json` envelopes (see ./output.ts). Every string that
+ * leaves goes through the output guard.
  */
 export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true;
@@ -50,11 +40,7 @@ export abstract class BaseCommand extends Command {
   }
 
   protected override toSuccessJson(result: unknown): JsonSuccess<unknown> {
-    return {
-      status: this.exitStatus === ExitCode.OK ? 'ok' : 'fail',
-      result: redactValue(result),
-      warnings: this.warnings,
-    };
+    return successEnvelope(result, this.exitStatus, this.warnings);
   }
 
   protected override async finally(err: Error | undefined): Promise<void> {
@@ -64,20 +50,7 @@ export abstract class BaseCommand extends Command {
 
   override async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    const mapped = toComisError(err, this.id ?? '');
-    process.exitCode = mapped.exitCode;
-    const message = redactSecrets(mapped.message);
-    const hint = mapped.hint === undefined ? undefined : redactSecrets(mapped.hint);
-    if (this.jsonEnabled()) {
-      const body: JsonFailure = { status: 'error', error: { code: mapped.code, message } };
-      if (hint) body.error.hint = hint;
-      if (mapped.details) body.error.details = redactValue(mapped.details);
-      this.logJson(body);
-      return;
-    }
-    let text = `Error [${mapped.code}]: ${message}\n`;
-    if (hint) text += `Hint: ${hint}\n`;
-    process.stderr.write(text);
+    process.exitCode = writeError(toComisError(err, this.id ?? ''), this.jsonEnabled());
   }
 }
 
@@ -91,7 +64,5 @@ function toComisError(err: Error & { oclif?: { exit?: number } }, commandId: str
       hint: `Run \`comis ${commandId.replaceAll(':', ' ')} --help\` to see the arguments and flags.`,
     });
   }
-  return new ComisError('INTERNAL', err.message || String(err), {
-    hint: 'This is a bug in comis. Run again with --verbose and report the output.',
-  });
+  return internalError(err);
 }

@@ -40,3 +40,11 @@ describe('tool map', () => {
     expect(intersectCapabilities([], ['orch:read'])).toEqual([]);
   });
 });
+
+describe('table and schemas', () => {
+  it('cover exactly the same tools', async () => {
+    const { TOOL_TABLE } = await import('../../src/lib/capabilities/tool-table.js');
+    const { SCHEMA_NAMES } = await import('../../src/lib/capabilities/tool-map.js');
+    expect([...SCHEMA_NAMES].sort()).toEqual(TOOL_TABLE.map((t) => t.name).sort());
+  });
+});

@@ -12,7 +12,7 @@ afterEach(async () => {
   while (sockets.length) await sockets.pop()!.close();
 });
 
-async function server(handler = async (req: { method: string; params: unknown }) => ({ echo: req.params }), limits = {}): Promise<CapSocket> {
+async function server(handler: (req: { method: string; params: unknown }) => Promise<unknown> = async (req) => ({ echo: req.params }), limits = {}): Promise<CapSocket> {
   const s = await listenCapSocket({ dir: join(tempDir(), 'sock'), handler, limits });
   sockets.push(s);
   return s;

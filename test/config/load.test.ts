@@ -3,10 +3,16 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { embeddedDefaultConfig, loadConfig, parseConfigText, resolveAgent } from '../../src/lib/config/load.js';
+import * as yaml from 'yaml';
+
+import { defaultAgentConfig } from '../../src/lib/config/defaults.js';
+import { embeddedDefaultConfig, loadConfig, parseConfigText as parseWith, resolveAgent } from '../../src/lib/config/load.js';
+import { agentSchema, configSchema } from '../../src/lib/config/schema.js';
 import { ComisError } from '../../src/lib/errors.js';
 import { redactSecrets } from '../../src/lib/obs/output-guard.js';
 import { tempDir } from '../helpers/temp.js';
+
+const parseConfigText = (text: string, file: string) => parseWith(text, file, { yaml, configSchema });
 
 function problemsOf(text: string): { line: number; column: number; key: string; message: string }[] {
   try {
@@ -20,9 +26,9 @@ function problemsOf(text: string): { line: number; column: number; key: string; 
 }
 
 describe('config loading', () => {
-  it('uses the embedded default agent when there is no config file', () => {
+  it('uses the embedded default agent when there is no config file', async () => {
     const home = tempDir();
-    const loaded = loadConfig({ home });
+    const loaded = await loadConfig({ home });
     expect(loaded.source).toBeUndefined();
     const agent = resolveAgent(loaded);
     expect(agent.id).toBe('default');
@@ -125,31 +131,32 @@ security:
     }
   });
 
-  it('registers configured API keys with the output guard', () => {
+  it('registers configured API keys with the output guard', async () => {
     const home = tempDir();
     const key = 'sk-registered-secret-98765';
     writeFileSync(join(home, 'config.yaml'), `agents:\n  a:\n    model:\n      baseUrl: http://127.0.0.1:1/v1\n      name: m\n      apiKey: ${key}\n`);
-    loadConfig({ home });
+    await loadConfig({ home });
     expect(redactSecrets(`token ${key} here`)).toBe('token [REDACTED] here');
   });
 
-  it('is an error, not a fallback, when the file exists but is invalid', () => {
+  it('is an error, not a fallback, when the file exists but is invalid', async () => {
     const home = tempDir();
     writeFileSync(join(home, 'config.yaml'), 'agents: 5\n');
-    expect(() => loadConfig({ home })).toThrow(/config.yaml:1:9 agents/);
+    await expect(loadConfig({ home })).rejects.toThrow(/config.yaml:1:9 agents/);
   });
 
-  it('resolves the agent from --agent, COMIS_AGENT and defaultAgent', () => {
+  it('resolves the agent from --agent, COMIS_AGENT and defaultAgent', async () => {
     const home = tempDir();
     writeFileSync(join(home, 'config.yaml'), 'defaultAgent: b\nagents:\n  a: {}\n  b: {workspace: ws-b}\n');
-    const loaded = loadConfig({ home });
+    const loaded = await loadConfig({ home });
     expect(resolveAgent(loaded).id).toBe('b');
     expect(resolveAgent(loaded).workspace).toBe(join(home, 'ws-b'));
     expect(resolveAgent(loaded, 'a').id).toBe('a');
     expect(() => resolveAgent(loaded, 'zzz')).toThrow(/Unknown agent "zzz".*defines a, b/);
   });
 
-  it('keeps the embedded default valid', () => {
-    expect(embeddedDefaultConfig().agents.default?.autonomy.limits.memoryMb).toBeGreaterThanOrEqual(2048);
+  it('keeps the embedded default equal to what the schema gives', () => {
+    expect(defaultAgentConfig()).toEqual(agentSchema.parse({}));
+    expect(embeddedDefaultConfig()).toEqual(configSchema.parse({ agents: { default: {} } }));
   });
 });

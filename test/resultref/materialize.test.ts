@@ -19,7 +19,7 @@ describe('ResultRef materialization', () => {
     const s = store();
     expect(maybeMaterializeValue(s, { a: 1 }, () => ({ text: 'small', nameHint: '' }))).toEqual({ a: 1 });
     const jsonl = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, price: i % 1000, name: `n${i}` })).join('\n') + '\n';
-    const ref = maybeMaterializeValue(s, null, () => ({ text: jsonl, nameHint: 'x' })) as Record<string, unknown>;
+    const ref = maybeMaterializeValue(s, null, () => ({ text: jsonl, nameHint: 'x' })) as unknown as Record<string, unknown>;
     expect(ref).toMatchObject({ type: 'ResultRef', ref: 'results/ref-1.jsonl', kind: 'jsonl', bytes: Buffer.byteLength(jsonl), rows: 2000, schema: ['id', 'price', 'name'] });
     expect(Buffer.byteLength(ref.preview as string)).toBeLessThanOrEqual(2048);
     expect(readFileSync(join(s.dir, 'ref-1.jsonl'), 'utf8')).toBe(jsonl);

@@ -10,19 +10,14 @@
  */
 import { z } from 'zod';
 
-import type { Capability } from './capabilities.js';
+import { TOOL_TABLE, type ToolEntry } from './tool-table.js';
 
-export interface ToolSpec {
-  name: string;
-  capability: Capability;
-  summary: string;
+export { findToolEntry, isControlPlaneTool, TOOL_TABLE } from './tool-table.js';
+
+/** A table entry with the zod schemas of its params and result. */
+export interface ToolSpec extends ToolEntry {
   params: z.ZodType;
   result: z.ZodType;
-  /**
-   * A surface toggle beyond the capability: the tool is reachable only when the
-   * agent's config turns it on (`write` needs `autonomy.write: true`).
-   */
-  surface?: 'write';
 }
 
 const relativePath = z
@@ -137,44 +132,19 @@ export const writeResult = z
   })
   .describe('Result of write.');
 
-export const TOOL_MAP: readonly ToolSpec[] = [
-  {
-    name: 'read',
-    capability: 'orch:read',
-    summary: 'Read lines of a file in the agent workspace.',
-    params: readParams,
-    result: readResult,
-  },
-  {
-    name: 'grep',
-    capability: 'orch:read',
-    summary: 'Search files in the agent workspace for a pattern.',
-    params: grepParams,
-    result: grepResult,
-  },
-  {
-    name: 'ref_sql',
-    capability: 'orch:read',
-    summary: 'Run one read-only DuckDB SELECT over a ResultRef of this run (ResultRef.sql calls it).',
-    params: refSqlParams,
-    result: refSqlResult,
-  },
-  {
-    name: 'ref_jsonpath',
-    capability: 'orch:read',
-    summary: 'Extract a $-rooted JSONPath from a ResultRef of this run (ResultRef.jsonpath calls it).',
-    params: refJsonpathParams,
-    result: refJsonpathResult,
-  },
-  {
-    name: 'write',
-    capability: 'orch:write',
-    summary: 'Write a file into this run\'s results/writes area (reaped at run end).',
-    params: writeParams,
-    result: writeResult,
-    surface: 'write',
-  },
-];
+const SCHEMAS: Readonly<Record<string, { params: z.ZodType; result: z.ZodType }>> = {
+  read: { params: readParams, result: readResult },
+  grep: { params: grepParams, result: grepResult },
+  ref_sql: { params: refSqlParams, result: refSqlResult },
+  ref_jsonpath: { params: refJsonpathParams, result: refJsonpathResult },
+  write: { params: writeParams, result: writeResult },
+};
+
+export const TOOL_MAP: readonly ToolSpec[] = TOOL_TABLE.map((entry) => {
+  const schemas = SCHEMAS[entry.name];
+  if (!schemas) throw new Error(`tool ${entry.name} has no schemas in tool-map.ts`);
+  return { ...entry, ...schemas };
+});
 
 const byName = new Map(TOOL_MAP.map((t) => [t.name, t]));
 
@@ -182,11 +152,5 @@ export function findTool(name: string): ToolSpec | undefined {
   return byName.get(name);
 }
 
-/**
- * The administrative control plane. Deny-by-origin: an agent-origin call to any
- * of these is refused whatever the lease holds, even if a later table entry
- * ever named one.
- */
-export function isControlPlaneTool(name: string): boolean {
-  return name === 'gateway' || name === 'mcp_manage' || name === 'mcp_login' || /_manage$/.test(name);
-}
+/** Names with schemas, for the test that table and schemas cover the same tools. */
+export const SCHEMA_NAMES = Object.keys(SCHEMAS);

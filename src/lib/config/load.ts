@@ -11,13 +11,17 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { Document, LineCounter, Node } from 'yaml';
 import type { z } from 'zod';
 
 import { ComisError } from '../errors.js';
 import { registerSecret } from '../obs/output-guard.js';
 import { comisHome, configPath, workspacesDir } from './paths.js';
-import { AGENT_ID_PATTERN, configSchema, type AgentConfig, type ComisConfig } from './schema.js';
+import { defaultConfig } from './defaults.js';
+import type { AgentConfig, ComisConfig } from './schema.js';
+
+/** Same as schema.ts's pattern; duplicated so resolving an agent loads no schema library. */
+const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 export interface ConfigProblem {
   file: string;
@@ -42,12 +46,12 @@ export interface ResolvedAgent {
 
 export const DEFAULT_AGENT_ID = 'default';
 
-/** The embedded default used when there is no config file. */
+/** The embedded default used when there is no config file: agent `default`, profile `standard`. */
 export function embeddedDefaultConfig(): ComisConfig {
-  return configSchema.parse({ agents: { [DEFAULT_AGENT_ID]: { autonomy: { profile: 'standard' } } } });
+  return defaultConfig(DEFAULT_AGENT_ID);
 }
 
-export function loadConfig(options: { home?: string; file?: string } = {}): LoadedConfig {
+export async function loadConfig(options: { home?: string; file?: string } = {}): Promise<LoadedConfig> {
   const home = options.home ?? comisHome();
   const file = options.file ?? configPath(home);
   let text: string;
@@ -62,15 +66,23 @@ export function loadConfig(options: { home?: string; file?: string } = {}): Load
       hint: 'Check that the file exists and is readable, or unset COMIS_HOME to use ~/.comis.',
     });
   }
-  const config = parseConfigText(text, file);
+  const yaml = await import('yaml');
+  const { configSchema } = await import('./schema.js');
+  const config = parseConfigText(text, file, { yaml, configSchema });
   registerConfigSecrets(config);
   return { config, source: file, home };
 }
 
+interface ParserModules {
+  yaml: typeof import('yaml');
+  configSchema: typeof import('./schema.js').configSchema;
+}
+
 /** Parses and validates config text; throws CONFIG_INVALID listing every problem. */
-export function parseConfigText(text: string, file: string): ComisConfig {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, merge: false });
+export function parseConfigText(text: string, file: string, modules: ParserModules): ComisConfig {
+  const { yaml, configSchema } = modules;
+  const lineCounter = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, merge: false });
   const problems: ConfigProblem[] = [];
   for (const err of doc.errors) {
     const pos = lineCounter.linePos(err.pos[0]);
@@ -83,7 +95,7 @@ export function parseConfigText(text: string, file: string): ComisConfig {
     } else {
       const parsed = configSchema.safeParse(raw, { reportInput: true });
       if (parsed.success) return parsed.data;
-      for (const issue of parsed.error.issues) problems.push(locateIssue(issue, doc, lineCounter, file));
+      for (const issue of parsed.error.issues) problems.push(locateIssue(issue, doc, lineCounter, file, yaml));
     }
   }
   throw configError(file, problems);
@@ -111,17 +123,17 @@ function configError(file: string, problems: ConfigProblem[]): ComisError {
 
 type ZodIssue = z.core.$ZodIssue;
 
-function locateIssue(issue: ZodIssue, doc: Document, lineCounter: LineCounter, file: string): ConfigProblem {
+function locateIssue(issue: ZodIssue, doc: Document, lineCounter: LineCounter, file: string, yaml: ParserModules['yaml']): ConfigProblem {
   const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
   let target: Node | undefined;
   let keyPath = path;
   if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) {
     const keyName = issue.keys[0] as string;
     keyPath = [...path, keyName];
-    target = findKeyNode(doc, path, keyName);
+    target = findKeyNode(doc, path, keyName, yaml);
   } else if (issue.code === 'invalid_key') {
     // A record key (agent id) is wrong: point at the key itself.
-    target = findKeyNode(doc, path.slice(0, -1), String(path[path.length - 1]));
+    target = findKeyNode(doc, path.slice(0, -1), String(path[path.length - 1]), yaml);
   }
   // Walk up until a node exists (a missing key points at its parent mapping).
   for (let depth = path.length; target === undefined && depth >= 0; depth--) {
@@ -133,11 +145,11 @@ function locateIssue(issue: ZodIssue, doc: Document, lineCounter: LineCounter, f
   return { file, line: pos.line, column: pos.col, key: dottedKey(keyPath), message: describeIssue(issue) };
 }
 
-function findKeyNode(doc: Document, mapPath: (string | number)[], keyName: string): Node | undefined {
+function findKeyNode(doc: Document, mapPath: (string | number)[], keyName: string, yaml: ParserModules['yaml']): Node | undefined {
   const map = mapPath.length === 0 ? doc.contents : doc.getIn(mapPath, true);
-  if (!isMap(map)) return undefined;
+  if (!yaml.isMap(map)) return undefined;
   for (const item of map.items) {
-    if (isPair(item) && isScalar(item.key) && String(item.key.value) === keyName) return item.key;
+    if (yaml.isPair(item) && yaml.isScalar(item.key) && String(item.key.value) === keyName) return item.key;
   }
   return undefined;
 }

@@ -9,7 +9,7 @@
  */
 import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
-import { findTool, isControlPlaneTool } from '../capabilities/tool-map.js';
+import { findToolEntry, isControlPlaneTool } from '../capabilities/tool-table.js';
 import { CapCallError, type CapHandler } from '../capsocket/server.js';
 
 export type AuditDecision = 'allow' | 'deny';
@@ -48,7 +48,7 @@ export interface DispatchOptions {
  * are folded to a fixed label.
  */
 function auditName(tool: string): string {
-  if (findTool(tool)) return tool;
+  if (findToolEntry(tool)) return tool;
   if (tool === 'gateway' || tool === 'mcp_manage' || tool === 'mcp_login') return tool;
   if (isControlPlaneTool(tool)) return '*_manage';
   return '<unknown>';
@@ -75,7 +75,7 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
       audit('none', 'deny', 'denied_by_origin');
       throw new CapCallError('denied_by_origin', 'the administrative control plane is never reachable from a jailed script');
     }
-    const spec = findTool(tool);
+    const spec = findToolEntry(tool);
     if (!spec) {
       audit('none', 'deny', 'unknown_tool');
       throw new CapCallError('unknown_tool', 'no such tool on the capability surface');
@@ -89,7 +89,9 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
       throw new CapCallError('surface_disabled', `the write surface is off: set agents.${options.agentId}.autonomy.write: true to turn it on`);
     }
     audit(spec.capability, 'allow');
-    const parsed = spec.params.safeParse(params?.args ?? {});
+    // Schemas load on the first allowed call only: a run that calls no tool never pays for zod.
+    const { findTool } = await import('../capabilities/tool-map.js');
+    const parsed = findTool(spec.name)!.params.safeParse(params?.args ?? {});
     if (!parsed.success) {
       const first = parsed.error.issues[0];
       const where = first && first.path.length > 0 ? first.path.join('.') : 'params';

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 
 import type { Capability } from '../capabilities/capabilities.js';
-import { findTool } from '../capabilities/tool-map.js';
+import { findToolEntry } from '../capabilities/tool-table.js';
 
 export interface Footprint {
   /** Tool names found (sorted). */
@@ -143,11 +143,11 @@ export function scanPython(code: string, python: string): { tools: Set<string>; 
 }
 
 export function footprintOf(scan: { tools: Set<string>; parsed: boolean }): Footprint {
-  const tools = [...scan.tools].filter((t) => findTool(t) !== undefined || t === 'mcp').sort();
+  const tools = [...scan.tools].filter((t) => findToolEntry(t) !== undefined || t === 'mcp').sort();
   const caps = new Set<Capability>();
   for (const t of tools) {
     if (t === 'mcp') caps.add('orch:mcp');
-    else caps.add(findTool(t)!.capability);
+    else caps.add(findToolEntry(t)!.capability);
   }
   return { tools, capabilities: [...caps].sort(), parsed: scan.parsed };
 }

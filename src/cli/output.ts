@@ -1,0 +1,50 @@
+/**
+ * How every command's outcome is written: the `--json` envelopes, human
+ * error text, and the mapping of errors to exit codes. Free of oclif so the
+ * fast paths of bin/comis.js render exactly like the oclif commands do.
+ */
+import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
+import { redactSecrets, redactValue } from '../lib/obs/output-guard.js';
+
+/** The `--json` envelope on success (or on a completed command with a negative answer). */
+export interface JsonSuccess<T> {
+  status: 'ok' | 'fail';
+  result: T;
+  warnings: string[];
+}
+
+/** The `--json` envelope on error. */
+export interface JsonFailure {
+  status: 'error';
+  error: { code: string; message: string; hint?: string; details?: Record<string, unknown> };
+}
+
+export function successEnvelope<T>(result: T, exitStatus: ExitCodeValue, warnings: string[]): JsonSuccess<T> {
+  return { status: exitStatus === ExitCode.OK ? 'ok' : 'fail', result: redactValue(result), warnings };
+}
+
+export function formatJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Writes an error for a human (stderr) or a machine (stdout JSON); returns the exit code. */
+export function writeError(err: ComisError, json: boolean): ExitCodeValue {
+  const message = redactSecrets(err.message);
+  const hint = err.hint === undefined ? undefined : redactSecrets(err.hint);
+  if (json) {
+    const body: JsonFailure = { status: 'error', error: { code: err.code, message } };
+    if (hint) body.error.hint = hint;
+    if (err.details) body.error.details = redactValue(err.details);
+    process.stdout.write(formatJson(body));
+  } else {
+    process.stderr.write(`Error [${err.code}]: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`);
+  }
+  return err.exitCode;
+}
+
+export function internalError(err: unknown): ComisError {
+  if (err instanceof ComisError) return err;
+  return new ComisError('INTERNAL', err instanceof Error ? err.message || String(err) : String(err), {
+    hint: 'This is a bug in comis. Run again with --verbose and report the output.',
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * THE tool→capability table, as plain data: name, capability, one-line
+ * summary and surface toggle. The dispatch gate decides from this alone, so
+ * the hot path of a run loads no schema library; `tool-map.ts` attaches the
+ * zod schemas of params and results to these same entries for validation,
+ * the SDK emitter and the docs (a test asserts the two cover the same names).
+ */
+import type { Capability } from './capabilities.js';
+
+export interface ToolEntry {
+  name: string;
+  capability: Capability;
+  summary: string;
+  /**
+   * A surface toggle beyond the capability: the tool is reachable only when the
+   * agent's config turns it on (`write` needs `autonomy.write: true`).
+   */
+  surface?: 'write';
+}
+
+export const TOOL_TABLE: readonly ToolEntry[] = [
+  { name: 'read', capability: 'orch:read', summary: 'Read lines of a file in the agent workspace.' },
+  { name: 'grep', capability: 'orch:read', summary: 'Search files in the agent workspace for a pattern.' },
+  {
+    name: 'ref_sql',
+    capability: 'orch:read',
+    summary: 'Run one read-only DuckDB SELECT over a ResultRef of this run (ResultRef.sql calls it).',
+  },
+  {
+    name: 'ref_jsonpath',
+    capability: 'orch:read',
+    summary: 'Extract a $-rooted JSONPath from a ResultRef of this run (ResultRef.jsonpath calls it).',
+  },
+  {
+    name: 'write',
+    capability: 'orch:write',
+    summary: "Write a file into this run's results/writes area (reaped at run end).",
+    surface: 'write',
+  },
+];
+
+const byName = new Map(TOOL_TABLE.map((t) => [t.name, t]));
+
+export function findToolEntry(name: string): ToolEntry | undefined {
+  return byName.get(name);
+}
+
+/**
+ * The administrative control plane. Deny-by-origin: an agent-origin call to any
+ * of these is refused whatever the lease holds, even if a later table entry
+ * ever named one.
+ */
+export function isControlPlaneTool(name: string): boolean {
+  return name === 'gateway' || name === 'mcp_manage' || name === 'mcp_login' || /_manage$/.test(name);
+}

@@ -1,0 +1,32 @@
+/**
+ * The embedded defaults as plain data, so a machine with no config file
+ * never loads the YAML parser or the schema library. A unit test asserts
+ * these objects equal what the zod schema produces from empty input.
+ */
+import type { AgentConfig, ComisConfig } from './schema.js';
+
+export function defaultAgentConfig(): AgentConfig {
+  return {
+    autonomy: {
+      profile: 'standard',
+      role: 'worker',
+      write: false,
+      mcp: { allow: [] },
+      durability: { enabled: false, orchestrateResume: false },
+      approvals: false,
+      limits: { timeoutMs: 60_000, memoryMb: 4096, maxProcesses: 64, fileSizeMb: 256, tmpSizeMb: 64, stdoutCapBytes: 4 * 1024 * 1024 },
+    },
+    skills: {
+      toolPolicy: { profile: 'full', allow: [], deny: [] },
+      execSandbox: { enabled: 'always', readOnlyAllowPaths: [] },
+    },
+    budget: {},
+  };
+}
+
+export function defaultConfig(agentId: string): ComisConfig {
+  return {
+    agents: { [agentId]: defaultAgentConfig() },
+    security: { permission: { enableNodePermissions: false, allowedFsPaths: [], allowedNetHosts: [] } },
+  };
+}
