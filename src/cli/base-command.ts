@@ -1,6 +1,8 @@
 import { Command, Errors, Flags } from '@oclif/core';
 
+import { comisHome } from '../lib/config/paths.js';
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
+import { configureLogging, flagNamesOf, logCommandEnd, logCommandStart } from '../lib/obs/logger.js';
 import { redactSecrets } from '../lib/obs/output-guard.js';
 import { internalError, successEnvelope, writeError, type JsonSuccess } from './output.js';
 
@@ -25,6 +27,15 @@ export abstract class BaseCommand extends Command {
 
   protected warnings: string[] = [];
   private exitStatus: ExitCodeValue = ExitCode.OK;
+  private startedAt = 0;
+
+  override async init(): Promise<void> {
+    await super.init();
+    this.startedAt = Date.now();
+    const problem = configureLogging({ home: comisHome(), verbose: this.argv.includes('--verbose') });
+    if (problem) this.addWarning(problem);
+    logCommandStart(this.id ?? '', flagNamesOf(this.argv));
+  }
 
   /** Marks the run as completed with a negative answer (exit code 1 unless given). */
   protected setExitStatus(code: ExitCodeValue): void {
@@ -44,13 +55,20 @@ export abstract class BaseCommand extends Command {
   }
 
   protected override async finally(err: Error | undefined): Promise<void> {
-    if (!err && this.exitStatus !== ExitCode.OK) process.exitCode = this.exitStatus;
+    if (!err) {
+      if (this.exitStatus !== ExitCode.OK) process.exitCode = this.exitStatus;
+      logCommandEnd(this.id ?? '', { exitCode: this.exitStatus, durationMs: Date.now() - this.startedAt });
+    }
     await super.finally(err);
   }
 
   override async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    process.exitCode = writeError(toComisError(err, this.id ?? ''), this.jsonEnabled());
+    const mapped = toComisError(err, this.id ?? '');
+    process.exitCode = writeError(mapped, this.jsonEnabled());
+    // Only a bug's message is logged: the others can echo what the user typed (a session key, a path).
+    const message = mapped.code === 'INTERNAL' ? mapped.message : '';
+    logCommandEnd(this.id ?? '', { exitCode: mapped.exitCode, durationMs: Date.now() - this.startedAt, error: { code: mapped.code, message } });
   }
 }
 

@@ -46,9 +46,9 @@ const text: string = r instanceof ResultRef ? await r.read(0, 10) : r.content;
 const g = await comis_tools.grep({ pattern: 'TODO', glob: '**/*.md' });
 const first: number | undefined = g instanceof ResultRef ? (await g.grep('TODO'))[0]?.line : g.matches[0]?.line;
 if (g instanceof ResultRef) {
-  const rows: Array<Record<string, unknown>> = await g.sql(\`SELECT * FROM read_json_auto('\${g.ref}') LIMIT 5\`);
+  const rows: Array<Record<string, unknown>> | { error: string } = await g.sql(\`SELECT * FROM read_json_auto('\${g.ref}') LIMIT 5\`);
   const v: unknown = await g.jq('.path');
-  console.log(rows.length, v, await g.jsonpath('$.path'), g.rows, g.kind);
+  console.log(Array.isArray(rows) ? rows.length : rows.error, v, await g.jsonpath('$.path'), g.rows, g.kind);
 }
 const w = await comis_tools.write({ path: 'out.md', content: text });
 const d = comis_tools.describe('read');

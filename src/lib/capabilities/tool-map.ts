@@ -103,7 +103,9 @@ export const refSqlParams = z
   })
   .describe('Parameters of ref_sql.');
 
-export const refSqlResult = z.array(z.record(z.string(), z.unknown())).describe('The rows, as objects.');
+const duckdbMissing = z.object({ error: z.string() }).describe('DuckDB is not installed on this host: SQL slicing is unavailable (read/grep/jq still work).');
+
+export const refSqlResult = z.union([z.array(z.record(z.string(), z.unknown())), duckdbMissing]).describe('The rows, as objects.');
 
 export const refJsonpathParams = z
   .strictObject({
@@ -112,7 +114,7 @@ export const refJsonpathParams = z
   })
   .describe('Parameters of ref_jsonpath.');
 
-export const refJsonpathResult = z.unknown().describe('The value at the path (null when absent).');
+export const refJsonpathResult = z.unknown().describe('The value at the path (null when absent), or {error} when DuckDB is not installed.');
 
 export const writeParams = z
   .strictObject({

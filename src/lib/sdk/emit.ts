@@ -231,8 +231,8 @@ ${typed ? '' : "    this.type = 'ResultRef';\n"}    this.ref = handle.ref;
   }
 
   /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
-  sql(query${t(': string')})${t(': Promise<Array<Record<string, unknown>>>')} {
-    return invoke('ref_sql', { ref: this.ref, query })${t(' as Promise<Array<Record<string, unknown>>>')};
+  sql(query${t(': string')})${t(': Promise<Array<Record<string, unknown>> | { error: string }>')} {
+    return invoke('ref_sql', { ref: this.ref, query })${t(' as Promise<Array<Record<string, unknown>> | { error: string }>')};
   }
 
   /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
@@ -369,7 +369,7 @@ export declare class ResultRef {
   /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
   jq(expr: string): Promise<unknown>;
   /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
-  sql(query: string): Promise<Array<Record<string, unknown>>>;
+  sql(query: string): Promise<Array<Record<string, unknown>> | { error: string }>;
   /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
   jsonpath(expr: string): Promise<unknown>;
   toJSON(): Record<string, unknown>;

@@ -77,4 +77,16 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'observability indexes for explain and fleet',
+    // fleet reads a window of runs and of denies. runs_window covers the one
+    // pass over the window's runs (narrower than the rows, so a cold scan reads
+    // a third of the pages); audit_deny_at is partial, holding only the denies
+    // (a few percent of audit_events), and covers "most denied capabilities".
+    sql: `
+      CREATE INDEX runs_window ON runs(started_at, outcome, failure_class, result_ref_count, result_ref_bytes, est_saved_tokens);
+      CREATE INDEX audit_deny_at ON audit_events(at, capability, tool, reason, run_id) WHERE decision = 'deny';
+    `,
+  },
 ];

@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// Tool-call round trip over the capability socket, measured from INSIDE the jail:
+// p50/p99 of N sequential `read` calls of a small file (BENCH_CALLS, default 10000) and
+// throughput with 32 calls in flight; compared with a bare unix-socket echo in node
+// (no jail, no lease, no gate). Run after `npm run build`:  node bench/capsocket-rtt.mjs
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const calls = Number(process.env.BENCH_CALLS ?? 10_000);
+const home = mkdtempSync(join(tmpdir(), 'comis-rtt-'));
+
+function pct(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+// 1. Bare echo baseline.
+async function echoBaseline() {
+  const path = join(home, 'echo.sock');
+  const server = createServer((s) => s.on('data', (d) => s.write(d)));
+  await new Promise((r) => server.listen(path, r));
+  const sock = createConnection(path);
+  await new Promise((r) => sock.on('connect', r));
+  let pending = null;
+  let buf = '';
+  sock.setEncoding('utf8');
+  sock.on('data', (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) !== -1) {
+      buf = buf.slice(i + 1);
+      pending();
+    }
+  });
+  const rt = () => new Promise((r) => { pending = r; sock.write('{"id":1,"method":"echo"}\n'); });
+  const lat = [];
+  for (let i = 0; i < calls; i++) {
+    const t = process.hrtime.bigint();
+    await rt();
+    lat.push(Number(process.hrtime.bigint() - t) / 1000);
+  }
+  lat.sort((a, b) => a - b);
+  // throughput with 64 in flight
+  let done = 0;
+  const total = calls * 5;
+  const t0 = process.hrtime.bigint();
+  await new Promise((resolve) => {
+    let sent = 0;
+    pending = () => {
+      done++;
+      if (sent < total) { sent++; sock.write('{"id":1}\n'); }
+      if (done === total) resolve();
+    };
+    for (; sent < 64; sent++) sock.write('{"id":1}\n');
+  });
+  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  sock.destroy();
+  server.close();
+  return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), perSec: total / secs };
+}
+
+// 2. Through comis, from inside the jail.
+function jailed() {
+  const ws = join(home, 'workspaces', 'default');
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, 'small.txt'), 'hello\n');
+  const script = join(home, 'rtt.mjs');
+  writeFileSync(script, `import { comis_tools } from './comis_tools.js';
+const N = ${calls};
+await comis_tools.read({ path: 'small.txt' });
+const lat = [];
+for (let i = 0; i < N; i++) {
+  const t = process.hrtime.bigint();
+  await comis_tools.read({ path: 'small.txt' });
+  lat.push(Number(process.hrtime.bigint() - t) / 1000);
+}
+lat.sort((a, b) => a - b);
+const total = N;
+const t0 = process.hrtime.bigint();
+let next = 0;
+async function worker() { while (next < total) { next++; await comis_tools.read({ path: 'small.txt' }); } }
+await Promise.all(Array.from({ length: 32 }, worker));
+const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+console.log(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], perSec: total / secs }));
+`);
+  const r = spawnSync(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--timeout-ms', '600000'], {
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`orchestrate failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+const echo = await echoBaseline();
+const jail = jailed();
+process.stdout.write(`capability socket round trip, ${calls} sequential calls (µs), node ${process.version}\n`);
+process.stdout.write(`bare unix-socket echo      p50 ${echo.p50.toFixed(0).padStart(6)}  p99 ${echo.p99.toFixed(0).padStart(6)}  ${Math.round(echo.perSec).toLocaleString('en')} calls/s (64 in flight)\n`);
+process.stdout.write(`comis read, from the jail  p50 ${jail.p50.toFixed(0).padStart(6)}  p99 ${jail.p99.toFixed(0).padStart(6)}  ${Math.round(jail.perSec).toLocaleString('en')} calls/s (32 in flight)\n`);
+process.stdout.write(`ratio p50 ${(jail.p50 / echo.p50).toFixed(2)}x (target <= 3x) -> ${jail.p50 / echo.p50 <= 3 ? 'MET' : 'MISSED'}; p99 ${(jail.p99 / echo.p99).toFixed(2)}x\n`);
+rmSync(home, { recursive: true, force: true });

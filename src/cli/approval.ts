@@ -1,0 +1,27 @@
+import { createInterface } from 'node:readline/promises';
+
+import { ComisError } from '../lib/errors.js';
+import type { Footprint } from '../lib/orchestrate/preflight.js';
+
+/**
+ * The approval prompt for a run's capability footprint. It refuses to hang:
+ * with no TTY (or with the script on stdin) it fails at once naming `--yes`.
+ */
+export function askApproval(stdinIsScript: boolean, agentId: string): (footprint: Footprint) => Promise<boolean> {
+  return async (footprint) => {
+    if (stdinIsScript || !process.stdin.isTTY || !process.stderr.isTTY) {
+      throw new ComisError('APPROVAL_REQUIRED', `Agent "${agentId}" requires approval for each run, and there is no terminal to ask on.`, {
+        hint: 'Pass --yes to approve the run non-interactively.',
+      });
+    }
+    const caps = footprint.capabilities.length ? footprint.capabilities.join(', ') : 'no capabilities';
+    const tools = footprint.tools.length ? footprint.tools.join(', ') : 'no tool calls found';
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      const answer = await rl.question(`Run this script as "${agentId}" with ${caps} (tools: ${tools})? [y/N] `);
+      return /^y(es)?$/i.test(answer.trim());
+    } finally {
+      rl.close();
+    }
+  };
+}

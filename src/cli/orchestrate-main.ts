@@ -1,0 +1,90 @@
+/**
+ * The body of `comis orchestrate`, shared by the oclif command and the fast
+ * path: read the script, load config and store, run, render. Heavy modules are
+ * imported here, lazily, in the order the run needs them.
+ */
+import { readFileSync } from 'node:fs';
+
+import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
+import type { OrchestrateResult } from '../lib/orchestrate/runner.js';
+import type { OrchestrateInput } from './orchestrate-flags.js';
+
+export interface OrchestrateIo {
+  json: boolean;
+  addWarning: (message: string) => void;
+}
+
+export async function executeOrchestrate(input: OrchestrateInput, io: OrchestrateIo): Promise<{ result: OrchestrateResult; exitStatus: ExitCodeValue }> {
+  const timing = process.env.COMIS_TIMING === '1';
+  const mark = (phase: string): void => {
+    if (timing) process.stderr.write(`timing ${phase} ${performance.now().toFixed(1)}\n`);
+  };
+  mark('parsed');
+  const { languageFromPath } = await import('../lib/orchestrate/transpile.js');
+  const language = input.lang ?? (input.script === '-' ? undefined : languageFromPath(input.script));
+  if (!language) {
+    throw new ComisError('USAGE', input.script === '-' ? 'A script read from stdin needs --lang ts|js|py.' : `Cannot tell the language of ${input.script} from its extension.`, {
+      hint: 'Pass --lang ts, --lang js or --lang py.',
+    });
+  }
+  let source: string;
+  try {
+    source = readFileSync(input.script === '-' ? 0 : input.script, 'utf8');
+  } catch (err) {
+    throw new ComisError('IO_ERROR', `Cannot read the script ${input.script}: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, { hint: 'Check the path.' });
+  }
+  const { loadConfig, resolveAgent } = await import('../lib/config/load.js');
+  const loaded = await loadConfig();
+  const agent = resolveAgent(loaded, input.agent);
+  mark('config');
+  const generated = input.session === undefined;
+  const sessionKey = input.session ?? `s-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
+  const { runOrchestrate } = await import('../lib/orchestrate/runner.js');
+  const { askApproval } = await import('./approval.js');
+  // The store opens while the jail runs; a store problem costs the record, never the output.
+  const storeReady = import('../lib/store/store.js').then(async ({ openStore }) => {
+    const { recordRun } = await import('../lib/store/runs.js');
+    return { store: openStore({ home: loaded.home }), recordRun };
+  });
+  storeReady.catch(() => undefined);
+  const result = await runOrchestrate({
+    source,
+    displayName: input.script === '-' ? `stdin.${language}` : input.script,
+    language,
+    agent,
+    home: loaded.home,
+    sessionKey,
+    timeoutMs: input.timeoutMs,
+    mark,
+    approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
+  });
+  try {
+    const { store, recordRun } = await storeReady;
+    try {
+      recordRun(store.db, result.record, result.audit);
+    } finally {
+      store.close();
+    }
+  } catch (err) {
+    io.addWarning(`the run was not recorded in the store: ${(err as Error).message}`);
+  }
+  mark('recorded');
+  if (!io.json) renderHuman(result, generated ? sessionKey : undefined);
+  return { result: result.public, exitStatus: result.public.outcome === 'failure' ? ExitCode.FAILURE : ExitCode.OK };
+}
+
+function renderHuman(run: { public: OrchestrateResult }, generatedSession: string | undefined): void {
+  const result = run.public;
+  process.stdout.write(result.stdout);
+  const where = `run ${result.runId}${generatedSession ? `, session ${generatedSession}` : ''}`;
+  if (result.outcome === 'failure') {
+    const code = result.exitCode === null ? '' : `, exit code ${result.exitCode}`;
+    let text = `comis: ${where} failed: ${result.failureClass}${code}, after ${result.durationMs} ms\n`;
+    if (result.failureClass === 'timeout') text += `comis: the script ran past its ${result.timeoutMs} ms timeout and was killed (raise it with --timeout-ms)\n`;
+    if (result.failureClass === 'stdout_cap') text += 'comis: the script printed more than the stdout hard cap and was killed\n';
+    if (result.stderrTail) text += `--- stderr (last ${result.stderrTail.length} chars) ---\n${result.stderrTail}${result.stderrTail.endsWith('\n') ? '' : '\n'}`;
+    process.stderr.write(text);
+  } else if (generatedSession && process.stderr.isTTY) {
+    process.stderr.write(`comis: ${where}, ${result.durationMs} ms\n`);
+  }
+}

@@ -1,0 +1,52 @@
+import { Args, Flags } from '@oclif/core';
+
+import { BaseCommand } from '../cli/base-command.js';
+import { ORCHESTRATE_FLAGS as F } from '../cli/orchestrate-flags.js';
+import type { OrchestrateResult } from '../lib/orchestrate/runner.js';
+
+export default class Orchestrate extends BaseCommand {
+  static override summary = 'Run one script in the jail; print only what it printed to stdout.';
+
+  static override description = `The script (TypeScript, JavaScript or Python) runs inside a bubblewrap jail with no network. It reaches tools only through the typed SDK:
+  TS/JS:   import { comis_tools } from "./comis_tools.js";   await comis_tools.read({ path: "notes.md" })
+  Python:  import comis_tools;                                comis_tools.read({"path": "notes.md"})
+Each call crosses a capability socket authenticated by this run's own lease and is allowed only if the agent's profile holds the tool's capability. The working directory is the agent's workspace, which persists between runs; results/ is per run and reaped. Big results come back as ResultRef handles to slice with .read/.grep/.jq/.sql/.jsonpath.
+Only the script's stdout comes back (bounded to about 30,000 characters, head and tail kept). On failure the failure class and a redacted stderr tail go to stderr.
+Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spawn_fail, lease_absent); 2 usage or config error; 3 no working sandbox or interpreter; 4 a capability the script needs is not held, or approval refused.`;
+
+  static override examples = [
+    { description: 'Run the example: grep the demo workspace, read the busiest file', command: 'COMIS_HOME=examples/comis-home <%= config.bin %> <%= command.id %> examples/todo-report.ts' },
+    { description: 'From stdin, as Python', command: 'echo \'import comis_tools; print(comis_tools.describe())\' | <%= config.bin %> <%= command.id %> - --lang py' },
+    { description: 'Machine output with the run record', command: '<%= config.bin %> <%= command.id %> job.js --json --timeout-ms 10000' },
+  ];
+
+  static override args = {
+    script: Args.string({ description: 'Path of the script, or - to read it from stdin.', required: true }),
+  };
+
+  static override flags = {
+    lang: Flags.string({ description: F.lang.description, options: [...F.lang.options] }),
+    agent: Flags.string({ char: F.agent.char, description: F.agent.description, env: F.agent.env }),
+    session: Flags.string({ char: F.session.char, description: F.session.description, env: F.session.env }),
+    'timeout-ms': Flags.integer({ description: F['timeout-ms'].description, min: F['timeout-ms'].min }),
+    yes: Flags.boolean({ char: F.yes.char, description: F.yes.description, default: false }),
+  };
+
+  async run(): Promise<OrchestrateResult> {
+    const { args, flags } = await this.parse(Orchestrate);
+    const { executeOrchestrate } = await import('../cli/orchestrate-main.js');
+    const { result, exitStatus } = await executeOrchestrate(
+      {
+        script: args.script,
+        lang: flags.lang as 'ts' | 'js' | 'py' | undefined,
+        agent: flags.agent,
+        session: flags.session,
+        timeoutMs: flags['timeout-ms'],
+        yes: flags.yes,
+      },
+      { json: this.jsonEnabled(), addWarning: (m) => this.addWarning(m) },
+    );
+    this.setExitStatus(exitStatus);
+    return result;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Small facts about the host the jail is built on: where a binary is on
+ * PATH, who we are, how many tasks a uid runs, when a process started.
+ * Everything reads the filesystem or /proc directly, so tests can steer it
+ * with PATH and temp dirs instead of mocks.
+ */
+import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+
+/**
+ * The first executable regular file called `name` in the PATH list `pathEnv`
+ * (default: this process's PATH), or undefined. Relative PATH entries are
+ * skipped: a binary run as root must not depend on the current directory.
+ */
+export function findOnPath(name: string, pathEnv: string | undefined = process.env.PATH): string | undefined {
+  for (const dir of (pathEnv ?? '').split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
+}
+
+/** System directories searched for helper tools (prlimit, setpriv, unshare, mount, sh) after PATH. */
+const SYSTEM_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
+
+/** Like {@link findOnPath}, then the standard system directories: for util-linux helpers root's PATH may lack. */
+export function findHelper(name: string, pathEnv: string | undefined = process.env.PATH): string | undefined {
+  return findOnPath(name, pathEnv) ?? findOnPath(name, SYSTEM_DIRS.join(delimiter));
+}
+
+/** True when comis runs with effective uid 0 (the jail then drops to an unprivileged uid itself). */
+export function isRoot(): boolean {
+  return typeof process.geteuid === 'function' && process.geteuid() === 0;
+}
+
+/** Lowest host uid the jail may run as when comis is root: below it live system accounts. */
+export const MIN_JAIL_HOST_UID = 1000;
+
+/**
+ * A stable unprivileged host uid for a workspace: 200000 + FNV-1a(path) mod
+ * 100000. Stable so files the jail leaves in the workspace stay writable by
+ * the next run; distinct per workspace so concurrent runs of different agents
+ * do not share one RLIMIT_NPROC count (the kernel counts per uid).
+ */
+export function deriveJailUid(path: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193) >>> 0;
+  return 200_000 + (h % 100_000);
+}
+
+/** Pids of all processes visible in /proc. */
+export function listPids(): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && pid > 0) out.push(pid);
+  }
+  return out;
+}
+
+/** Real uid and thread count of a process, from /proc/<pid>/status; undefined when it is gone. */
+export function readUidAndThreads(pid: number): { uid: number; threads: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const uid = /^Uid:\s+(\d+)/m.exec(text);
+  const threads = /^Threads:\s+(\d+)/m.exec(text);
+  if (!uid) return undefined;
+  return { uid: Number(uid[1]), threads: threads ? Number(threads[1]) : 1 };
+}
+
+/** Number of tasks (threads count: RLIMIT_NPROC counts tasks) whose real uid is `uid`. */
+export function countTasksOfUid(uid: number): number {
+  let n = 0;
+  for (const pid of listPids()) {
+    const info = readUidAndThreads(pid);
+    if (info && info.uid === uid) n += info.threads;
+  }
+  return n;
+}
+
+export interface ProcStat {
+  state: string;
+  ppid: number;
+  /** Start time in clock ticks after boot: with the pid, a process identity that survives pid reuse. */
+  startTime: string;
+}
+
+/** Parses /proc/<pid>/stat; undefined when the process is gone. */
+export function readProcStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // comm may contain spaces and parentheses: fields start after the LAST ')'.
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  if (rest.length < 20) return undefined;
+  return { state: rest[0]!, ppid: Number(rest[1]), startTime: rest[19]! };
+}
+
+/** True when `pid` is pid 1 of a pid namespace nested in ours (its NSpid line ends in 1). */
+export function isNamespaceInit(pid: number): boolean {
+  try {
+    const m = /^NSpid:\s+(.+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const ids = m ? m[1]!.trim().split(/\s+/) : [];
+    return ids.length >= 2 && ids[ids.length - 1] === '1';
+  } catch {
+    return false;
+  }
+}
+
+/** Child pids of `pid` (all its threads), from /proc/<pid>/task/<tid>/children. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/)) {
+        if (c) out.push(Number(c));
+      }
+    } catch {
+      /* task gone */
+    }
+  }
+  return out;
+}
+
+const O_CLOEXEC = 0o2000000;
+
+/**
+ * File descriptors (3 and up) this process holds WITHOUT close-on-exec: ones
+ * it inherited from whoever started it (a CI runner, a shell). Node closes
+ * nothing but its own on spawn, and bubblewrap passes unknown fds through,
+ * so these would reach the jail; the spawner covers each with /dev/null.
+ */
+export function inheritableFds(): number[] {
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc/self/fd');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd < 3) continue;
+    try {
+      const m = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
+      if (m && (parseInt(m[1]!, 8) & O_CLOEXEC) === 0) out.push(fd);
+    } catch {
+      /* closed meanwhile (e.g. the fd readdir itself used) */
+    }
+  }
+  return out.sort((a, b) => a - b);
+}

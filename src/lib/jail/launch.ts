@@ -1,0 +1,167 @@
+/**
+ * Everything between a {@link JailRequest} and a process: validate, pick the
+ * host uid, resolve and (as root) stage the mounts, build the plan. Shared by
+ * the async {@link spawnJail} and the synchronous smoke test, so both start
+ * the very same jail.
+ */
+import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { ComisError } from '../errors.js';
+import { MIN_JAIL_HOST_UID, countTasksOfUid, deriveJailUid, inheritableFds, isRoot, readProcStat } from './host.js';
+import { buildJailPlan, checkRequest, readHardLimits, resolveMounts, type JailPlan, type JailTools } from './plan.js';
+import type { SeccompArch } from './seccomp.js';
+import type { JailRequest } from './types.js';
+
+export interface Launch {
+  plan: JailPlan;
+  hostUid: number;
+  root: boolean;
+  /** Removes the stage directory, if one was made. Idempotent. */
+  cleanup(): void;
+}
+
+const STAGE_PREFIX = 'comis-stage-';
+let swept = false;
+
+/**
+ * Removes stage directories left by comis processes that died without
+ * cleaning up (SIGKILL). Once per process; only directories named after a
+ * dead pid and owned by us, never following a symlink, so a name planted in
+ * a shared /tmp cannot steer it.
+ */
+function sweepStaleStages(): void {
+  if (swept) return;
+  swept = true;
+  const dir = tmpdir();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = new RegExp(`^${STAGE_PREFIX}(\\d+)-`).exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processAlive(pid)) continue;
+    const path = join(dir, name);
+    try {
+      const st = lstatSync(path);
+      if (st.isDirectory() && st.uid === process.geteuid?.()) rmSync(path, { recursive: true, force: true });
+    } catch {
+      /* gone or not ours */
+    }
+  }
+}
+
+/** A live process with this pid (a zombie is dead: it only waits for its parent to notice). */
+function processAlive(pid: number): boolean {
+  const st = readProcStat(pid);
+  return st !== undefined && st.state !== 'Z' && st.state !== 'X';
+}
+
+/** The host uid the jail will run as for this request. */
+export function jailHostUid(req: JailRequest, root: boolean): number {
+  if (!root) return process.getuid?.() ?? 65534;
+  if (req.hostUid !== undefined) {
+    if (!Number.isInteger(req.hostUid) || req.hostUid < MIN_JAIL_HOST_UID || req.hostUid > 0xffff_fffe) {
+      throw new ComisError('INPUT_INVALID', `Jail host uid ${req.hostUid} is not an unprivileged uid (${MIN_JAIL_HOST_UID} or more).`, {
+        hint: 'Pass an unused uid above the system range, or leave hostUid unset to derive one from the workspace.',
+      });
+    }
+    return req.hostUid;
+  }
+  const rw = req.mounts.find((m) => m.kind === 'rw');
+  if (!rw) return deriveJailUid(req.cwd);
+  try {
+    return deriveJailUid(realpathSync(rw.source)); // the same uid whichever symlink names the workspace
+  } catch {
+    return deriveJailUid(rw.source);
+  }
+}
+
+/**
+ * Validates `req` and prepares its launch. As root, mounts whose source the
+ * unprivileged jail uid cannot reach (a workspace under a 0700 /root, a
+ * pyenv python) get a fresh 0711 stage directory with one placeholder per
+ * such mount; the plan binds the real sources onto them in a private mount
+ * namespace, so the host never sees those binds.
+ */
+export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompArch): Launch {
+  checkRequest(req);
+  const root = isRoot();
+  const hostUid = jailHostUid(req, root);
+  const mounts = resolveMounts(req.mounts, { root, hostUid });
+  let stageDir: string | undefined;
+  const cleanup = (): void => {
+    if (stageDir) rmSync(stageDir, { recursive: true, force: true });
+    stageDir = undefined;
+  };
+  try {
+    if (mounts.some((m) => m.staged)) {
+      sweepStaleStages();
+      stageDir = mkdtempSync(join(tmpdir(), `${STAGE_PREFIX}${process.pid}-`));
+      chmodSync(stageDir, 0o711);
+    }
+    const plan = buildJailPlan(req, mounts, {
+      tools,
+      root,
+      arch,
+      hostUid,
+      ...(root ? {} : { tasksOfUid: countTasksOfUid(hostUid), hardLimits: readHardLimits() }),
+      ...(stageDir ? { stageDir } : {}),
+    });
+    for (const entry of plan.stage) {
+      if (entry.isDir) mkdirSync(entry.path, { mode: 0o700 });
+      else writeFileSync(entry.path, '', { mode: 0o600 });
+    }
+    return { plan, hostUid, root, cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
+/**
+ * For the synchronous path only (spawnSync cannot feed pipes): the plan's
+ * data as read-only fds of files that are unlinked at once. Never used for a
+ * request that carries secrets; {@link spawnJail} uses pipes.
+ */
+export function dataFdsFromFiles(data: readonly Buffer[]): { fds: number[]; close(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'comis-jail-fds-'));
+  const fds: number[] = [];
+  const close = (): void => {
+    for (const fd of fds.splice(0)) closeSync(fd);
+  };
+  try {
+    data.forEach((buf, i) => {
+      const file = join(dir, String(i));
+      writeFileSync(file, buf, { mode: 0o600 });
+      fds.push(openSync(file, 'r'));
+    });
+  } catch (err) {
+    close();
+    throw err;
+  } finally {
+    // Unlinked at once: only the open fds remain.
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { fds, close };
+}
+
+/**
+ * Extends a spawn `stdio` array so every fd this process would otherwise
+ * pass on by accident (see {@link inheritableFds}) is replaced by /dev/null
+ * in the child. Returns the array and a function closing our /dev/null fd.
+ */
+export function withInheritedFdsCovered<T>(stdio: readonly T[]): { stdio: (T | number)[]; close(): void } {
+  const leaked = inheritableFds().filter((fd) => fd >= stdio.length);
+  if (leaked.length === 0) return { stdio: [...stdio], close: () => undefined };
+  const devNull = openSync('/dev/null', 'r'); // libuv opens with O_CLOEXEC; the child gets dup2'd copies
+  const out: (T | number)[] = [...stdio];
+  const top = leaked[leaked.length - 1]!;
+  for (let fd = stdio.length; fd <= top; fd++) out.push(leaked.includes(fd) ? devNull : ('ignore' as T));
+  return { stdio: out, close: () => closeSync(devNull) };
+}

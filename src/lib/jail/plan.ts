@@ -1,0 +1,361 @@
+/**
+ * The jail builder: turns a {@link JailRequest} into the exact process to
+ * start. ONE builder serves real runs, the provider smoke test and
+ * `comis jail probe`, so what the probe proves is what orchestrate gets.
+ *
+ * Shape of the process (every stage execs in place, so the pid the caller
+ * holds is bubblewrap's and bubblewrap's parent is the caller):
+ *
+ *   prlimit --nproc --as --fsize --core --nofile --
+ *     [root, some mount source unreachable by the jail uid:
+ *      unshare --mount -- sh -c '<bind sources onto a 0711 stage dir>' ... --]
+ *     [root: setpriv --reuid U --regid U --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs]
+ *       bwrap --args 3 -- [non-root: prlimit --nproc=max --] COMMAND...
+ *
+ * Security properties:
+ * - Every bubblewrap option, including `--setenv` of the caller's env (the
+ *   lease bearer), travels through a pipe (`--args 3`); the host command lines
+ *   carry only limits, uids, host paths and the jailed argv.
+ * - The process starts with an EMPTY environment, so neither bubblewrap's
+ *   /proc/<pid>/environ nor the jail's sees comis's environment.
+ * - As root, rlimits are set before dropping to an unprivileged uid: the
+ *   kernel never enforces RLIMIT_NPROC on uid 0, and a jail whose uid maps to
+ *   host root would be one capability bug away from the host.
+ * - Option values can never smuggle options: NUL (the --args separator) is
+ *   refused in every value, and the jailed argv follows `--`.
+ */
+import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { posix } from 'node:path';
+
+import { ComisError } from '../errors.js';
+import { buildSeccompFilter, type SeccompArch } from './seccomp.js';
+import type { JailMount, JailRequest, JailResourceLimits } from './types.js';
+
+/** uid and gid of the script inside the jail (mapped to the unprivileged host uid). */
+export const JAIL_UID = 1000;
+export const JAIL_HOSTNAME = 'comis-jail';
+/** First fd number after stdin/stdout/stderr: where the plan's data fds start. */
+export const FIRST_DATA_FD = 3;
+const MIB = 1024 * 1024;
+const NOFILE = 4096;
+
+/** Paths the caller's mounts may not cover: the system base lives there. */
+const RESERVED_TARGETS = ['/proc', '/dev', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** Top-level host entries mirrored into the jail (as the same symlink, or read-only when they are real dirs). */
+const USR_SIBLINGS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/** The synthetic /etc: the jail user, localhost, files-only name service. Nothing from the host /etc. */
+export const JAIL_ETC: Readonly<Record<string, string>> = {
+  '/etc/passwd': `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\ncomis:x:${JAIL_UID}:${JAIL_UID}:comis jail:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+  '/etc/group': `root:x:0:\ncomis:x:${JAIL_UID}:\nnogroup:x:65534:\n`,
+  '/etc/hosts': `127.0.0.1\tlocalhost ${JAIL_HOSTNAME}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+  '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nshadow: files\nhosts: files\nnetworks: files\nprotocols: files\nservices: files\n',
+};
+
+/** Host binaries the outer stages use, found by the provider detection. */
+export interface JailTools {
+  bwrap: string;
+  prlimit: string;
+  /** Required when root. */
+  setpriv?: string;
+  /** Required when root and a mount must be staged. */
+  unshare?: string;
+  mount?: string;
+  sh?: string;
+}
+
+export interface PlanContext {
+  tools: JailTools;
+  root: boolean;
+  arch: SeccompArch;
+  /** Host uid/gid the jail runs as (root: the setpriv target; otherwise our own uid). */
+  hostUid: number;
+  /** Non-root only: tasks this uid already runs (RLIMIT_NPROC is per uid, see {@link rlimitArgs}). */
+  tasksOfUid?: number;
+  /** Our own hard limits (non-root can only lower them). */
+  hardLimits?: HardLimits;
+  /** A fresh 0711 directory for staged binds; required when {@link ResolvedMount.staged} is set on any mount. */
+  stageDir?: string;
+}
+
+/** A caller mount after validation: real source, what it is, and whether it must be staged. */
+export interface ResolvedMount extends JailMount {
+  /** The real host path (symlinks resolved). */
+  realSource: string;
+  isDir: boolean;
+  /** Root only: the jail uid cannot walk to the source, so it is bound onto a stage path first. */
+  staged: boolean;
+}
+
+export interface JailPlan {
+  /** Program to spawn (prlimit). */
+  file: string;
+  /** Its arguments (argv[1..]); visible in ps, holds no secret. */
+  args: string[];
+  /** Bytes for fds 3, 4, …: bubblewrap reads each to EOF. */
+  dataFds: Buffer[];
+  /** fd number bubblewrap writes its JSON status (child pid, exit code) to; it comes after the data fds. */
+  statusFd: number;
+  /** Stage entries to create before spawning: index i is `<stageDir>/<i>`, a dir or an empty file. */
+  stage: { path: string; isDir: boolean }[];
+}
+
+export interface HardLimits {
+  nproc?: number;
+  as?: number;
+  fsize?: number;
+  nofile?: number;
+}
+
+function invalid(message: string, hint?: string): ComisError {
+  return new ComisError('INPUT_INVALID', message, { hint: hint ?? 'This is a bug in the caller of the jail API.' });
+}
+
+function noNul(value: string, what: string): string {
+  // NUL separates --args entries: a NUL inside a value would inject bwrap options.
+  if (value.includes('\0')) throw invalid(`${what} contains a NUL byte.`);
+  return value;
+}
+
+/** Validates an absolute, normalized jail path. */
+export function checkJailPath(path: string, what: string): string {
+  noNul(path, what);
+  if (!path.startsWith('/') || posix.normalize(path) !== path || (path.length > 1 && path.endsWith('/'))) {
+    throw invalid(`${what} must be an absolute, normalized path inside the jail: ${JSON.stringify(path)}`);
+  }
+  return path;
+}
+
+function checkTarget(target: string): void {
+  checkJailPath(target, 'Mount target');
+  if (target === '/' || target === '/tmp' || target === '/dev/shm') throw invalid(`Mount target ${target} would hide the jail's own filesystem.`);
+  const reserved = RESERVED_TARGETS.find((r) => target === r || target.startsWith(`${r}/`));
+  if (reserved) throw invalid(`Mount target ${target} is inside ${reserved}, which the jail's system base owns.`);
+}
+
+function checkLimits(limits: JailResourceLimits): void {
+  for (const key of ['memoryMb', 'maxProcesses', 'fileSizeMb', 'tmpSizeMb'] as const) {
+    const v = limits[key];
+    if (!Number.isInteger(v) || v < 1) throw invalid(`Jail limit ${key} must be a positive integer, got ${String(v)}.`);
+  }
+  if (limits.maxProcesses < 4) throw invalid('Jail limit maxProcesses must be at least 4.');
+}
+
+/** Validates everything in a request that does not touch the filesystem. */
+export function checkRequest(req: JailRequest): void {
+  if (!Array.isArray(req.command) || req.command.length === 0) throw invalid('The jailed command is empty.');
+  checkJailPath(req.command[0]!, 'command[0]');
+  for (const arg of req.command) if (typeof arg !== 'string') throw invalid('Every jailed command argument must be a string.');
+  checkJailPath(req.cwd, 'cwd');
+  for (const [k, v] of Object.entries(req.env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw invalid(`Environment variable name ${JSON.stringify(k)} is not valid.`);
+    if (typeof v !== 'string') throw invalid(`Environment variable ${k} must be a string.`);
+    noNul(v, `Environment variable ${k}`);
+  }
+  for (const m of req.mounts) {
+    if (m.kind !== 'ro' && m.kind !== 'rw' && m.kind !== 'socket') throw invalid(`Unknown mount kind ${String(m.kind)}.`);
+    noNul(m.source, 'Mount source');
+    checkTarget(m.target);
+  }
+  const targets = req.mounts.map((m) => m.target);
+  const dup = targets.find((t, i) => targets.indexOf(t) !== i);
+  if (dup) throw invalid(`Two mounts target ${dup}.`);
+  checkLimits(req.limits);
+}
+
+/** True when uid/gid (with no supplementary groups) may search every directory on the way to `path`. */
+export function reachableBy(path: string, uid: number, gid: number): boolean {
+  const parts = path.split('/').filter(Boolean);
+  let dir = '/';
+  for (let i = 0; i < parts.length; i++) {
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      return false;
+    }
+    const bit = st.uid === uid ? 0o100 : st.gid === gid ? 0o010 : 0o001;
+    if ((st.mode & bit) === 0) return false;
+    dir = posix.join(dir, parts[i]!);
+  }
+  return true;
+}
+
+/**
+ * Resolves each caller mount to its real host path and checks its type: a
+ * `socket` mount must be a unix socket, `ro`/`rw` a directory or regular
+ * file, and nothing may bind the host root. As root, marks the mounts the
+ * unprivileged jail uid could not reach (e.g. under a 0700 /root) for staging.
+ */
+export function resolveMounts(mounts: readonly JailMount[], opts: { root: boolean; hostUid: number }): ResolvedMount[] {
+  return mounts.map((m) => {
+    let realSource: string;
+    try {
+      realSource = realpathSync(m.source);
+    } catch (err) {
+      throw invalid(`Mount source ${m.source} does not exist or cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'}).`, 'Create it before starting the jail.');
+    }
+    if (realSource === '/') throw invalid(`Mount source ${m.source} resolves to the host root.`);
+    const st = lstatSync(realSource);
+    if (m.kind === 'socket' && !st.isSocket()) throw invalid(`Mount source ${m.source} is not a unix socket.`);
+    if (m.kind !== 'socket' && !st.isDirectory() && !st.isFile()) throw invalid(`Mount source ${m.source} is neither a directory nor a regular file.`);
+    const staged = opts.root && !reachableBy(realSource, opts.hostUid, opts.hostUid);
+    return { ...m, realSource, isDir: st.isDirectory(), staged };
+  });
+}
+
+/** Parent first: a mount whose target is inside another's must come after it, or it would be hidden. */
+export function orderMounts<T extends JailMount>(mounts: readonly T[]): T[] {
+  const depth = (t: string): number => t.split('/').length;
+  return mounts.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m.target) - depth(b.m.target) || a.i - b.i).map((x) => x.m);
+}
+
+/** Our hard rlimits, from /proc/self/limits (undefined = unlimited). */
+export function readHardLimits(): HardLimits {
+  const out: HardLimits = {};
+  let text = '';
+  try {
+    text = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return out;
+  }
+  const pick = (label: string): number | undefined => {
+    const m = new RegExp(`^${label}\\s+\\S+\\s+(\\S+)`, 'm').exec(text);
+    return m && m[1] !== 'unlimited' ? Number(m[1]) : undefined;
+  };
+  const nproc = pick('Max processes');
+  const as = pick('Max address space');
+  const fsize = pick('Max file size');
+  const nofile = pick('Max open files');
+  if (nproc !== undefined) out.nproc = nproc;
+  if (as !== undefined) out.as = as;
+  if (fsize !== undefined) out.fsize = fsize;
+  if (nofile !== undefined) out.nofile = nofile;
+  return out;
+}
+
+/**
+ * prlimit options for the whole jail (soft = hard, so the script cannot raise them).
+ *
+ * RLIMIT_NPROC is counted per REAL uid over the whole host. As root the jail
+ * gets its own unprivileged uid, so the limit is exactly maxProcesses. Not
+ * root, the jail shares our uid with every other process we run, so the outer
+ * limit must be (tasks we already run + maxProcesses) or bubblewrap could not
+ * even start; the jail's own count is then tightened to maxProcesses by a
+ * second prlimit inside it (see {@link buildJailPlan}), which the kernel
+ * checks against the jail's user namespace.
+ */
+export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'root' | 'tasksOfUid' | 'hardLimits'>): string[] {
+  const cap = (want: number, hard: number | undefined): number => (ctx.root || hard === undefined ? want : Math.min(want, hard));
+  const h = ctx.hardLimits ?? {};
+  const nproc = ctx.root ? limits.maxProcesses : cap((ctx.tasksOfUid ?? 0) + limits.maxProcesses, h.nproc);
+  const as = cap(limits.memoryMb * MIB, h.as);
+  const fsize = cap(limits.fileSizeMb * MIB, h.fsize);
+  const nofile = cap(NOFILE, h.nofile);
+  return [`--nproc=${nproc}:${nproc}`, `--as=${as}:${as}`, `--fsize=${fsize}:${fsize}`, '--core=0:0', `--nofile=${nofile}:${nofile}`];
+}
+
+/**
+ * Staging script (root only): bind each source onto its stage path in this
+ * private mount namespace, then exec the rest of the chain. `unset PWD`: the
+ * shell exports it, and bubblewrap must start with an empty environment.
+ */
+const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; m=$1; shift; while [ "$1" != -- ]; do "$m" -n --bind -- "$1" "$2"; shift 2; done; shift; exec "$@"';
+
+function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number): string[] {
+  const a: string[] = [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--uid', String(JAIL_UID),
+    '--gid', String(JAIL_UID),
+    '--cap-drop', 'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--as-pid-1',
+    '--hostname', JAIL_HOSTNAME,
+    '--ro-bind', '/usr', '/usr',
+  ];
+  for (const p of USR_SIBLINGS) {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) a.push('--symlink', noNul(readlinkSync(p), p), p);
+    else if (st.isDirectory()) a.push('--ro-bind', p, p); // a host without merged /usr
+  }
+  const tmp = String(limits.tmpSizeMb * MIB);
+  a.push(
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--perms', '1777', '--size', tmp, '--tmpfs', '/tmp',
+    '--perms', '1777', '--size', tmp, '--tmpfs', '/dev/shm',
+  );
+  for (const path of Object.keys(JAIL_ETC)) a.push('--perms', '0444', '--ro-bind-data', String(etcFd(path)), path);
+  return a;
+}
+
+/**
+ * Builds the plan. Pure apart from reading the host's top-level symlinks
+ * (/bin, /lib…), so tests can assert the exact shape without running it.
+ * `mounts` must come from {@link resolveMounts}.
+ */
+export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[], ctx: PlanContext): JailPlan {
+  checkRequest(req);
+  const dataFds: Buffer[] = [];
+  const addFd = (data: Buffer | string): number => {
+    dataFds.push(Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8'));
+    return FIRST_DATA_FD + dataFds.length - 1;
+  };
+  const argsFd = addFd(Buffer.alloc(0)); // filled last
+  const seccompFd = addFd(buildSeccompFilter(ctx.arch));
+  const b = systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!));
+
+  const stage: JailPlan['stage'] = [];
+  const stageBinds: string[] = [];
+  for (const m of orderMounts(mounts)) {
+    let source = m.realSource;
+    if (m.staged) {
+      if (!ctx.stageDir) throw new Error('buildJailPlan: a staged mount needs ctx.stageDir');
+      source = posix.join(ctx.stageDir, String(stage.length));
+      stage.push({ path: source, isDir: m.isDir });
+      stageBinds.push(m.realSource, source);
+    }
+    b.push(m.kind === 'rw' ? '--bind' : '--ro-bind', noNul(source, 'Mount source'), m.target);
+  }
+  // Remount last: mount points (/run/…, /etc/…) are created in the root tmpfs first.
+  b.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', req.cwd, '--clearenv');
+  for (const [k, v] of Object.entries(req.env)) b.push('--setenv', k, v);
+  b.push('--seccomp', String(seccompFd));
+  const statusFd = FIRST_DATA_FD + dataFds.length;
+  b.push('--json-status-fd', String(statusFd));
+  dataFds[argsFd - FIRST_DATA_FD] = Buffer.from(b.map((x) => `${noNul(x, 'bwrap option')}\0`).join(''), 'utf8');
+
+  const inner: string[] = [];
+  if (!ctx.root && ctx.tools.prlimit.startsWith('/usr/')) {
+    const n = req.limits.maxProcesses;
+    inner.push(ctx.tools.prlimit, `--nproc=${n}:${n}`, '--');
+  }
+  let chain: string[] = [ctx.tools.bwrap, '--args', String(argsFd), '--', ...inner, ...req.command];
+  if (ctx.root) {
+    if (!ctx.tools.setpriv) throw new Error('buildJailPlan: root needs setpriv');
+    if (!Number.isInteger(ctx.hostUid) || ctx.hostUid < 1 || ctx.hostUid > 0xffff_fffe) throw invalid(`Jail host uid ${ctx.hostUid} is not a valid unprivileged uid.`);
+    const u = String(ctx.hostUid);
+    chain = [ctx.tools.setpriv, `--reuid=${u}`, `--regid=${u}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', ...chain];
+    if (stage.length > 0) {
+      const { unshare, mount, sh } = ctx.tools;
+      if (!unshare || !mount || !sh) throw new Error('buildJailPlan: staging needs unshare, mount and sh');
+      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageBinds, '--', ...chain];
+    }
+  }
+  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, ctx), '--', ...chain], dataFds, statusFd, stage };
+}
+
+/** Splits the --args payload of a plan back into options (for tests and diagnostics). */
+export function planOptions(plan: JailPlan): string[] {
+  const argsFd = Number(plan.args[plan.args.indexOf('--args') + 1]);
+  const raw = plan.dataFds[argsFd - FIRST_DATA_FD]!.toString('utf8');
+  return raw.split('\0').slice(0, -1);
+}

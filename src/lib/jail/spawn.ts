@@ -1,0 +1,249 @@
+/**
+ * The jail API: start one program in a hardened bubblewrap jail and hold it
+ * on a short leash. The orchestrate runner composes it with the socket and
+ * the tools; this module knows nothing of either.
+ *
+ * What every jail is (see plan.ts for the exact invocation): all namespaces
+ * unshared (no network but its own loopback), no further user namespaces,
+ * no capabilities, no_new_privs, a seccomp denylist, its own session, the
+ * program as pid 1 of its own pid namespace, an unprivileged uid (1000
+ * inside; as root, a dedicated host uid), read-only /usr, a synthetic /etc,
+ * size-bounded private /tmp and /dev/shm, read-only / and /dev, rlimits on
+ * processes, address space, file size, core dumps and open files, and an
+ * empty environment apart from what the caller passes.
+ */
+import { spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+
+import { ComisError } from '../errors.js';
+import { childPids, isNamespaceInit, readProcStat } from './host.js';
+import { prepareLaunch, withInheritedFdsCovered } from './launch.js';
+import type { JailTools } from './plan.js';
+import { detectSandboxProvider, workingJail } from './provider.js';
+import { watchQuota } from './quota.js';
+import type { SeccompArch } from './seccomp.js';
+import type { JailExit, JailRequest, JailedProcess } from './types.js';
+
+export { detectSandboxProvider, resetSandboxProviderCache, DEFAULT_JAIL_LIMITS } from './provider.js';
+export { resolveInterpreter, resolveJq } from './interpreters.js';
+export { prepareWritableDir, screenBindSource } from './mounts.js';
+export { deriveJailUid } from './host.js';
+export type * from './types.js';
+
+const GONE_POLL_MS = 10;
+const DRAIN_WAIT_MS = 2_000;
+/** How long bubblewrap gets to reap a killed jail and exit before it is killed too. */
+const BWRAP_GRACE_MS = 1_000;
+
+const delay = (ms: number): Promise<void> => new Promise((resolveDelay) => setTimeout(resolveDelay, ms));
+
+/** `p`, or nothing after `ms`; the timer is cleared either way so it never holds the process open. */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([p, new Promise<void>((resolveTimer) => (timer = setTimeout(resolveTimer, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves when a stream a caller is reading has delivered everything; at once when nobody reads it. */
+function drained(stream: Readable | null): Promise<void> {
+  if (!stream || stream.readableEnded || stream.destroyed || stream.readableFlowing !== true) return Promise.resolve();
+  return within(
+    new Promise<void>((resolveDrain) => {
+      stream.once('end', resolveDrain);
+      stream.once('close', resolveDrain);
+      stream.once('error', () => resolveDrain());
+    }),
+    DRAIN_WAIT_MS,
+  );
+}
+
+/** A process identity that survives pid reuse. */
+interface ProcessId {
+  pid: number;
+  startTime: string;
+}
+
+/** Gone, or a zombie: a pid-namespace init becomes a zombie only after every process of its namespace is dead. */
+function isGone(p: ProcessId): boolean {
+  const st = readProcStat(p.pid);
+  return !st || st.startTime !== p.startTime || st.state === 'Z' || st.state === 'X';
+}
+
+function killProcess(p: ProcessId | undefined): void {
+  if (!p || isGone(p)) return;
+  try {
+    process.kill(p.pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+/**
+ * Starts `req.command` in a new jail.
+ *
+ * Contract: throws ComisError SANDBOX_UNAVAILABLE when this machine has no
+ * working provider, INPUT_INVALID for a malformed request (bad paths, NUL in
+ * a value, a mount over the system base, a missing or wrong-type mount
+ * source). Otherwise returns at once; `exited` settles (never rejects) only
+ * once bubblewrap AND every process of the jail are gone, including
+ * setsid'd and double-forked ones (they live in the jail's pid namespace,
+ * which dies with its pid 1). `kill()` SIGKILLs the jail's pid 1 (bubblewrap
+ * then reaps it and exits with code 137) or, before the jail exists,
+ * bubblewrap itself; the wall-clock timeout is the caller's (call kill()).
+ *
+ * Security properties: `req.env` reaches bubblewrap only through a pipe, so
+ * no host command line or host environ shows it; if the comis process dies
+ * (even SIGKILL), --die-with-parent takes the jail down with it; the jail
+ * can reach no host socket except those the caller binds.
+ *
+ * As root: rw mount sources must be writable by the jail's host uid
+ * ({@link prepareWritableDir}); bubblewrap's parent must stay the thread that
+ * called this (Node's main thread), since parent-death signals follow the
+ * parent thread.
+ */
+export function spawnJail(req: JailRequest): JailedProcess {
+  const provider = detectSandboxProvider();
+  const jail = workingJail();
+  if (provider.provider !== 'bwrap' || provider.problem || !jail) {
+    throw new ComisError('SANDBOX_UNAVAILABLE', provider.problem?.message ?? `No working sandbox provider on ${process.platform}.`, {
+      hint: provider.problem?.hint ?? 'Install bubblewrap (apt-get install bubblewrap) and run `comis jail probe`.',
+      details: { provider: provider.provider, ...(provider.problem ? { problem: provider.problem.code } : {}) },
+    });
+  }
+  return startJail(req, jail.tools, jail.arch);
+}
+
+/**
+ * {@link spawnJail} with explicitly given tools (from a detection the caller
+ * already made, e.g. `comis jail probe`'s uncached one). Not for general use:
+ * it skips the provider check.
+ */
+export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch): JailedProcess {
+  const launch = prepareLaunch(req, tools, arch);
+  const { plan } = launch;
+  const stdinMode = req.stdin === undefined || req.stdin === 'ignore' ? 'ignore' : 'pipe';
+  const io = withInheritedFdsCovered<'ignore' | 'pipe'>([stdinMode, 'pipe', 'pipe', ...plan.dataFds.map(() => 'pipe' as const), 'pipe']);
+  let child;
+  try {
+    // An EMPTY environment: nothing of ours shows in bubblewrap's /proc/<pid>/environ.
+    child = spawn(plan.file, plan.args, { env: {}, cwd: '/', stdio: io.stdio });
+  } catch (err) {
+    launch.cleanup();
+    throw err;
+  } finally {
+    io.close();
+  }
+  const stdio = child.stdio as unknown as (Readable | Writable | null)[];
+  plan.dataFds.forEach((data, i) => {
+    const stream = stdio[3 + i] as Writable;
+    stream.on('error', () => undefined); // bubblewrap may exit before reading
+    stream.end(data);
+  });
+  if (stdinMode === 'pipe' && child.stdin) {
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(req.stdin as Buffer);
+  }
+
+  let jailPid: ProcessId | undefined;
+  const bwrapPid = child.pid ?? -1;
+  const learnJailPid = (pid: number): void => {
+    if (jailPid || !Number.isInteger(pid) || pid <= 0) return;
+    const st = readProcStat(pid);
+    // Candidates come only from bubblewrap's own status pipe or from its
+    // children; the jail is the one that is pid 1 of a new pid namespace
+    // (not, e.g., a `mount` the stager runs).
+    if (st && isNamespaceInit(pid)) jailPid = { pid, startTime: st.startTime };
+  };
+  const status = stdio[plan.statusFd] as Readable;
+  let statusText = '';
+  const readStatus = (): void => {
+    // Only a complete number (followed by , or }): a pipe chunk may end mid-number.
+    const m = /"child-pid"\s*:\s*(\d+)\s*[,}]/.exec(statusText);
+    if (m) learnJailPid(Number(m[1]));
+  };
+  const statusEnded = new Promise<void>((resolveEnd) => {
+    status.on('data', (chunk: Buffer) => {
+      if (statusText.length > 64 * 1024) return;
+      statusText += chunk.toString('utf8');
+      readStatus();
+    });
+    status.on('end', resolveEnd);
+    status.on('close', resolveEnd);
+    status.on('error', () => resolveEnd());
+  });
+
+  let killedBy: JailExit['killedBy'];
+  let done = false;
+  let bwrapKillTimer: NodeJS.Timeout | undefined;
+  const killBwrap = (): void => {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  };
+  const kill = (reason: 'kill' | 'quota' = 'kill'): void => {
+    if (done) return;
+    killedBy ??= reason;
+    // pid 1 first: the kernel then kills its whole pid namespace, and
+    // bubblewrap reaps it and exits (no orphaned zombie). If bubblewrap has
+    // not reported it yet, bubblewrap's only child is the jail.
+    if (!jailPid && bwrapPid > 0) for (const c of childPids(bwrapPid)) learnJailPid(c);
+    if (jailPid && !isGone(jailPid)) {
+      killProcess(jailPid);
+      bwrapKillTimer ??= setTimeout(killBwrap, BWRAP_GRACE_MS);
+    } else {
+      // No jail yet (still staging or starting): end bubblewrap itself; a
+      // child it is creating dies with it (--die-with-parent).
+      killBwrap();
+    }
+  };
+
+  const quota = req.writableQuota ? watchQuota(req.writableQuota.hostPath, req.writableQuota.maxBytes, () => kill('quota')) : undefined;
+
+  const bwrapExit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
+    child.on('exit', (code, signal) => resolveExit({ code, signal }));
+    child.on('error', () => resolveExit({ code: 127, signal: null }));
+  });
+  const exited = (async (): Promise<JailExit> => {
+    const { code, signal } = await bwrapExit;
+    clearTimeout(bwrapKillTimer);
+    // bubblewrap writes the child pid first thing; give the pipe a moment to deliver it.
+    await within(statusEnded, 2_000);
+    readStatus();
+    quota?.stop();
+    // bubblewrap waits for its child, so normally the jail is already gone. If
+    // bubblewrap was killed, --die-with-parent and our SIGKILL end the jail;
+    // either way, report only once pid 1 of the jail (and so its whole pid
+    // namespace) is gone.
+    while (jailPid && !isGone(jailPid)) {
+      killProcess(jailPid);
+      await delay(GONE_POLL_MS);
+    }
+    // The jail is gone, so its pipes are at EOF: let a reading caller get the tail.
+    await Promise.all([drained(child.stdout), drained(child.stderr)]);
+    if (quota && !killedBy) {
+      try {
+        if (await quota.check()) killedBy = 'quota';
+      } catch {
+        /* measuring failed: nothing to add */
+      }
+    }
+    done = true;
+    launch.cleanup();
+    const out: JailExit = { code, signal };
+    if (killedBy) out.killedBy = killedBy;
+    return out;
+  })();
+
+  return {
+    pid: bwrapPid,
+    stdout: child.stdout!,
+    stderr: child.stderr!,
+    exited,
+    kill: () => kill('kill'),
+  };
+}

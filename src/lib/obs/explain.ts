@@ -1,0 +1,158 @@
+/**
+ * `comis explain`: the content-free report of one session (or one run).
+ * Its `orchestrate` section has one entry per run, shaped as seed 000 shows,
+ * with tool calls folded from the audit events of that run's own lease, and
+ * a deterministic `likelyRootCause` (./root-cause.ts).
+ *
+ * Bounded: a report covers the newest `limit` runs of a session (default
+ * 200, at most 1000), read through indexes; the verdict is computed over
+ * the runs it shows. Security property: ids, names, counts, durations and
+ * closed enums only; no script text, stdout, arguments, results or bearers
+ * are stored, so none can be reported.
+ */
+import { ComisError } from '../errors.js';
+import {
+  auditByRun,
+  countSessionRuns,
+  findRun,
+  findSession,
+  newestSessions,
+  sessionRuns,
+  type RunRow,
+  type SessionRow,
+} from '../store/obs-queries.js';
+import type { FailureClass, ToolCallTally } from '../store/runs.js';
+import type { Database } from '../store/store.js';
+import { likelyRootCause, type LikelyRootCause } from './root-cause.js';
+
+export const DEFAULT_EXPLAIN_LIMIT = 200;
+export const MAX_EXPLAIN_LIMIT = 1000;
+/** How many session keys an unknown-key error lists. */
+export const SUGGESTED_SESSIONS = 5;
+
+/** One entry of the `orchestrate` section (seed 000's run record). */
+export interface ExplainRunEntry {
+  runId: string;
+  leaseId: string | null;
+  startedAt: string;
+  outcome: 'success' | 'failure';
+  durationMs: number | null;
+  exitCode: number | null;
+  failureClass?: FailureClass;
+  toolCalls: ToolCallTally[];
+  /** Present only when the run materialized ResultRefs. */
+  resultRefs?: { count: number; bytes: number };
+  /** Present only when the run materialized ResultRefs and recorded an estimate. */
+  savings?: { estSavedTokens: number; savedRatio?: number };
+}
+
+export interface ExplainReport {
+  scope: 'session' | 'run';
+  sessionKey: string;
+  agentId: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Runs recorded in the session (1 for a run report). */
+  runCount: number;
+  /** True when older runs were left out (see `limit`). */
+  truncated: boolean;
+  likelyRootCause: LikelyRootCause;
+  orchestrate: ExplainRunEntry[];
+}
+
+export type ExplainTarget = { key: string } | { last: true };
+
+export interface ExplainOptions {
+  /** Newest runs to report, 1..1000 (default 200). */
+  limit?: number;
+}
+
+function iso(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
+}
+
+function toEntry(run: RunRow, toolCalls: ToolCallTally[]): ExplainRunEntry {
+  const outcome = run.outcome ?? (run.exitCode === 0 && !run.failureClass ? 'success' : 'failure');
+  const entry: ExplainRunEntry = {
+    runId: run.runId,
+    leaseId: run.leaseId,
+    startedAt: iso(run.startedAt),
+    outcome,
+    durationMs: run.durationMs,
+    exitCode: run.exitCode,
+    toolCalls,
+  };
+  if (outcome === 'failure' && run.failureClass) entry.failureClass = run.failureClass;
+  if (run.resultRefCount > 0) {
+    entry.resultRefs = { count: run.resultRefCount, bytes: run.resultRefBytes };
+    if (run.estSavedTokens !== null) {
+      entry.savings = { estSavedTokens: Math.max(0, Math.round(run.estSavedTokens)) };
+      if (run.savedRatio !== null && Number.isFinite(run.savedRatio)) entry.savings.savedRatio = Math.min(1, Math.max(0, run.savedRatio));
+    }
+  }
+  return entry;
+}
+
+function notFound(db: Database, key: string | undefined): ComisError {
+  const newest = newestSessions(db, SUGGESTED_SESSIONS).map((s) => s.sessionKey);
+  const shown = key !== undefined && key.length > 120 ? `${key.slice(0, 120)}…` : key;
+  const message = key === undefined ? 'No sessions are recorded in the store yet.' : `No session or run "${shown}" in the store.`;
+  const hint =
+    newest.length === 0
+      ? 'Runs are recorded by `comis orchestrate`; run a script first.'
+      : `Newest sessions: ${newest.join(', ')}. \`comis explain --last\` explains the newest.`;
+  return new ComisError('NOT_FOUND', message, { hint, details: { newestSessions: newest } });
+}
+
+function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow, runs: RunRow[], runCount: number): ExplainReport {
+  const audit = auditByRun(db, runs);
+  const entries: ExplainRunEntry[] = [];
+  const signals = runs.map((run) => {
+    const a = audit.get(run.runId) ?? { toolCalls: [], denies: [] };
+    entries.push(toEntry(run, a.toolCalls));
+    return {
+      runId: run.runId,
+      agentId: run.agentId,
+      startedAt: run.startedAt,
+      outcome: run.outcome,
+      exitCode: run.exitCode,
+      failureClass: run.failureClass,
+      durationMs: run.durationMs,
+      toolCalls: a.toolCalls,
+      denies: a.denies,
+    };
+  });
+  return {
+    scope,
+    sessionKey: session.sessionKey,
+    agentId: session.agentId,
+    createdAt: iso(session.createdAt),
+    updatedAt: iso(session.updatedAt),
+    runCount,
+    truncated: runCount > runs.length,
+    likelyRootCause: likelyRootCause(signals),
+    orchestrate: entries,
+  };
+}
+
+/**
+ * Explains a session key, a run id (`r-…`), or the newest session. A key is
+ * looked up as a session first, then as a run. Throws NOT_FOUND listing the
+ * newest session keys when neither exists.
+ */
+export function explain(db: Database, target: ExplainTarget, options: ExplainOptions = {}): ExplainReport {
+  const limit = Math.min(MAX_EXPLAIN_LIMIT, Math.max(1, Math.trunc(options.limit ?? DEFAULT_EXPLAIN_LIMIT)));
+  if ('last' in target) {
+    const newest = newestSessions(db, 1)[0];
+    if (!newest) throw notFound(db, undefined);
+    return buildReport(db, 'session', newest, sessionRuns(db, newest.sessionKey, limit), countSessionRuns(db, newest.sessionKey));
+  }
+  const session = findSession(db, target.key);
+  if (session) return buildReport(db, 'session', session, sessionRuns(db, target.key, limit), countSessionRuns(db, target.key));
+  const run = findRun(db, target.key);
+  if (run) {
+    const owner = findSession(db, run.sessionKey) ?? { sessionKey: run.sessionKey, agentId: run.agentId, createdAt: run.startedAt, updatedAt: run.startedAt };
+    return buildReport(db, 'run', owner, [run], 1);
+  }
+  throw notFound(db, target.key);
+}

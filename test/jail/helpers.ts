@@ -1,0 +1,135 @@
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { buildSync } from 'esbuild';
+
+import { isRoot } from '../../src/lib/jail/host.js';
+import { DEFAULT_JAIL_LIMITS, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
+import type { JailMount, JailRequest, JailResourceLimits, JailedProcess } from '../../src/lib/jail/types.js';
+import { repoRoot } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+export const WS = '/workspace';
+export const limits: JailResourceLimits = { ...DEFAULT_JAIL_LIMITS };
+
+let uidCounter = 0;
+
+/**
+ * A jail uid no other test uses at the same time: tests assert "no process of
+ * the jail uid remains", which a hash collision between two concurrently
+ * running jails would break. Range per worker process, a counter within it.
+ */
+export function uniqueJailUid(): number {
+  uidCounter = (uidCounter + 1) % 100;
+  return 300_000 + (process.pid % 2000) * 100 + uidCounter;
+}
+
+/** A fresh workspace dir, writable by the jail uid it will run as. */
+export function workspace(): { path: string; hostUid: number } {
+  const path = join(tempDir('comis-jail-ws-'), 'ws');
+  mkdirSync(path);
+  const hostUid = isRoot() ? uniqueJailUid() : process.getuid!();
+  prepareWritableDir(path, hostUid);
+  return { path, hostUid };
+}
+
+export function python(): { cmd: (code: string) => string[]; mounts: JailMount[] } {
+  const py = resolveInterpreter('python3');
+  return { cmd: (code) => [py.jailPath, '-I', '-c', code], mounts: py.mounts };
+}
+
+export function node(): { cmd: (code: string) => string[]; mounts: JailMount[] } {
+  const n = resolveInterpreter('node');
+  return { cmd: (code) => [n.jailPath, ...n.args, '-e', code], mounts: n.mounts };
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  killedBy?: 'kill' | 'quota';
+  stdout: string;
+  stderr: string;
+  pid: number;
+  hostUid: number;
+  workspace: string;
+}
+
+export interface RunOptions extends Partial<Omit<JailRequest, 'command'>> {
+  command: string[];
+  /** Called once with the live process (e.g. to kill it, or to inspect /proc on the host). */
+  during?: (p: JailedProcess, out: { stdout: () => string }) => void | Promise<void>;
+  ws?: { path: string; hostUid: number };
+}
+
+/** Runs one command in a jail with a fresh workspace at /workspace and collects its output. */
+export async function runInJail(opts: RunOptions): Promise<RunResult> {
+  const ws = opts.ws ?? workspace();
+  const req: JailRequest = {
+    command: opts.command,
+    mounts: [...(opts.mounts ?? []), { kind: 'rw', source: ws.path, target: WS }],
+    cwd: opts.cwd ?? WS,
+    env: opts.env ?? { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8' },
+    limits: opts.limits ?? limits,
+    hostUid: ws.hostUid,
+    ...(opts.stdin ? { stdin: opts.stdin } : {}),
+    ...(opts.writableQuota ? { writableQuota: opts.writableQuota } : {}),
+  };
+  const p = spawnJail(req);
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  p.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  if (opts.during) await opts.during(p, { stdout: () => stdout });
+  const exit = await p.exited;
+  return { ...exit, stdout, stderr, pid: p.pid, hostUid: ws.hostUid, workspace: ws.path };
+}
+
+/** Resolves once `predicate()` holds, polling; rejects after `ms` (a liveness bound, not a timing assertion). */
+export async function until(predicate: () => boolean, ms = 20_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Host pids whose real uid is `uid`, zombies excluded (dead, waiting for the host's init to reap them). */
+export function pidsOfUid(uid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const m = /^Uid:\s+(\d+)/m.exec(status);
+      if (m && Number(m[1]) === uid && !/^State:\s+Z/m.test(status)) out.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** Host pids whose command line contains `needle` (zombies have none). */
+export function pidsWithCmdline(needle: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) out.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+export const root = isRoot();
+
+/** The jail API bundled into one plain .mjs (for a separate node process to import). */
+export function bundleJail(dir: string): string {
+  const out = join(dir, 'jail.mjs');
+  buildSync({ entryPoints: [join(repoRoot, 'src/lib/jail/spawn.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: out, logLevel: 'error' });
+  return out;
+}

@@ -1,0 +1,166 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, realpathSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { ComisError } from '../../src/lib/errors.js';
+import { findOnPath } from '../../src/lib/jail/host.js';
+import { resolveInterpreter, resolveJq } from '../../src/lib/jail/interpreters.js';
+import { prepareWritableDir, screenBindSource } from '../../src/lib/jail/mounts.js';
+import { MIN_ENTRY_BYTES, measureTree } from '../../src/lib/jail/quota.js';
+import { tempDir } from '../helpers/temp.js';
+import { root } from './helpers.js';
+
+function refusal(fn: () => unknown): ComisError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ComisError);
+    expect((err as ComisError).code).toBe('INPUT_INVALID');
+    return err as ComisError;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** A fake home with the usual secrets (a fresh one per test: temp dirs are removed after each). */
+function fakeHome(): { home: string; comisHome: string; ctx: { comisHome: string; home: string } } {
+  const home = tempDir('comis-home-');
+  for (const d of ['.ssh', '.aws', '.gnupg', '.config/gh', 'projects/data']) mkdirSync(join(home, d), { recursive: true });
+  writeFileSync(join(home, '.netrc'), 'machine x');
+  const comisHome = join(home, '.comis');
+  mkdirSync(join(comisHome, 'workspaces', 'default'), { recursive: true });
+  return { home, comisHome, ctx: { comisHome, home } };
+}
+
+describe('screenBindSource', () => {
+  it('refuses system paths, secrets, comis state, what is inside them and their ancestors', () => {
+    const { home, comisHome, ctx } = fakeHome();
+    for (const p of ['/', '/etc', '/etc/ssl', '/proc', '/proc/self', '/sys', '/root', join(home, '.ssh'), join(home, '.aws'), join(home, '.gnupg'), join(home, '.config'), join(home, '.config/gh'), join(home, '.netrc'), comisHome, join(comisHome, 'workspaces', 'default'), home]) {
+      if (!existsSync(p)) continue;
+      const err = refusal(() => screenBindSource(p, ctx));
+      expect(err.message).toContain(p);
+    }
+    expect(refusal(() => screenBindSource(home, ctx)).message).toMatch(/contains SSH keys/);
+    expect(refusal(() => screenBindSource('/etc/ssl', ctx)).message).toMatch(/inside host configuration/);
+  });
+
+  it('refuses a symlink that resolves into a protected place, a relative path, a missing path and a socket', async () => {
+    const { home, ctx } = fakeHome();
+    const dir = tempDir();
+    symlinkSync(join(home, '.ssh'), join(dir, 'innocent'));
+    symlinkSync('/etc', join(dir, 'config'));
+    expect(refusal(() => screenBindSource(join(dir, 'innocent'), ctx)).message).toMatch(/SSH keys/);
+    expect(refusal(() => screenBindSource(join(dir, 'config'), ctx)).message).toMatch(/\/etc/);
+    refusal(() => screenBindSource('relative/path', ctx));
+    refusal(() => screenBindSource(join(dir, 'missing'), ctx));
+    const sock = join(dir, 's.sock');
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(sock, r));
+    try {
+      expect(refusal(() => screenBindSource(sock, ctx)).message).toMatch(/unix socket/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('accepts a narrow data directory and returns its real path', () => {
+    const { home, ctx } = fakeHome();
+    const dir = tempDir();
+    symlinkSync(join(home, 'projects', 'data'), join(dir, 'link'));
+    expect(screenBindSource(join(dir, 'link'), ctx)).toBe(realpathSync(join(home, 'projects', 'data')));
+  });
+});
+
+describe('prepareWritableDir', () => {
+  it('refuses a symlink or a file', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    writeFileSync(join(dir, 'file'), '');
+    refusal(() => prepareWritableDir(join(dir, 'link'), 250000));
+    refusal(() => prepareWritableDir(join(dir, 'file'), 250000));
+  });
+
+  it.skipIf(!root)('as root, hands the directory itself (only) to the jail uid, mode 0700', () => {
+    const dir = join(tempDir(), 'ws');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'kept'), '');
+    expect(prepareWritableDir(dir, 250123)).toBe(realpathSync(dir));
+    expect(statSync(dir)).toMatchObject({ uid: 250123, gid: 250123 });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, 'kept')).uid).toBe(0);
+  });
+});
+
+describe('interpreters', () => {
+  it('node is the real path of the running node, with the wasm flag when supported', () => {
+    const n = resolveInterpreter('node');
+    expect(n.hostPath).toBe(realpathSync(process.execPath));
+    expect(n.jailPath).toBe(n.hostPath);
+    expect(n.version).toBe(process.version);
+    expect(n.args).toEqual(process.allowedNodeEnvironmentFlags.has('--disable-wasm-trap-handler') ? ['--disable-wasm-trap-handler'] : []);
+  });
+
+  it('python3 through a symlink chain resolves to the real binary; outside /usr its prefix is bound read-only', () => {
+    const real = resolveInterpreter('python3');
+    const dir = tempDir();
+    symlinkSync(real.hostPath, join(dir, 'py-real'));
+    symlinkSync(join(dir, 'py-real'), join(dir, 'python3'));
+    const viaLink = resolveInterpreter('python3', { pathEnv: `${dir}:/usr/bin:/bin` });
+    expect(viaLink.hostPath).toBe(real.hostPath);
+    expect(lstatSync(viaLink.hostPath).isSymbolicLink()).toBe(false);
+    if (viaLink.hostPath.startsWith('/usr/')) expect(viaLink.mounts).toEqual([]);
+    else expect(viaLink.mounts).toEqual([{ kind: 'ro', source: expect.any(String), target: expect.any(String) }]);
+    for (const m of viaLink.mounts) {
+      expect(m.source).toBe(m.target);
+      expect(viaLink.hostPath.startsWith(`${m.source}/`)).toBe(true);
+    }
+  });
+
+  it('a venv python3 resolves to the base interpreter, not the venv', () => {
+    const venv = join(tempDir(), 'venv');
+    const py = findOnPath('python3')!;
+    const made = spawnSync(py, ['-m', 'venv', '--without-pip', venv], { encoding: 'utf8', timeout: 60_000 });
+    expect(made.status, made.stderr).toBe(0);
+    const v = resolveInterpreter('python3', { pathEnv: `${join(venv, 'bin')}:/usr/bin:/bin` });
+    expect(v.hostPath.startsWith(venv)).toBe(false);
+    expect(v.hostPath).toBe(resolveInterpreter('python3').hostPath);
+  });
+
+  it('no python3 on PATH is INTERPRETER_MISSING with the install hint, never a fallback', () => {
+    try {
+      resolveInterpreter('python3', { pathEnv: tempDir() });
+      throw new Error('expected INTERPRETER_MISSING');
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'INTERPRETER_MISSING', hint: 'apt-get install python3' });
+    }
+    expect(() => resolveJq({ pathEnv: tempDir() })).toThrow(expect.objectContaining({ code: 'INTERPRETER_MISSING', hint: 'apt-get install jq' }));
+  });
+
+  it('jq resolves to its real path and version', () => {
+    const jq = resolveJq();
+    expect(jq.hostPath).toBe(realpathSync(findOnPath('jq')!));
+    expect(jq.version).toMatch(/^jq-/);
+  });
+});
+
+describe('measureTree (writable quota)', () => {
+  it('counts sparse files at their full size, charges a minimum per entry, never follows symlinks', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'sparse'), '');
+    truncateSync(join(dir, 'sparse'), 10 * 1024 * 1024);
+    for (let i = 0; i < 10; i++) writeFileSync(join(dir, `empty${i}`), '');
+    symlinkSync('/usr', join(dir, 'to-usr'));
+    mkdirSync(join(dir, 'sub'));
+    chmodSync(join(dir, 'sub'), 0o755);
+    const u = await measureTree(dir);
+    expect(u.entries).toBe(13);
+    expect(u.bytes).toBeGreaterThanOrEqual(10 * 1024 * 1024 + 11 * MIN_ENTRY_BYTES);
+    expect(u.bytes).toBeLessThan(11 * 1024 * 1024);
+    expect(u.over).toBe(false);
+    const early = await measureTree(dir, 1024 * 1024);
+    expect(early.over).toBe(true);
+  });
+});

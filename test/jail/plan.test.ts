@@ -1,0 +1,166 @@
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { jailLimitsSchema } from '../../src/lib/config/schema.js';
+import { ComisError } from '../../src/lib/errors.js';
+import {
+  FIRST_DATA_FD,
+  buildJailPlan,
+  checkRequest,
+  orderMounts,
+  planOptions,
+  reachableBy,
+  resolveMounts,
+  rlimitArgs,
+  type PlanContext,
+} from '../../src/lib/jail/plan.js';
+import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
+import { buildSeccompFilter } from '../../src/lib/jail/seccomp.js';
+import type { JailRequest } from '../../src/lib/jail/types.js';
+import { tempDir } from '../helpers/temp.js';
+
+const tools = { bwrap: '/usr/bin/bwrap', prlimit: '/usr/bin/prlimit', setpriv: '/usr/bin/setpriv', unshare: '/usr/bin/unshare', mount: '/usr/bin/mount', sh: '/usr/bin/sh' };
+const rootCtx: PlanContext = { tools, root: true, arch: 'x64', hostUid: 234567 };
+const BEARER = 'bearer-0123456789abcdef0123456789abcdef';
+
+function request(overrides: Partial<JailRequest> = {}): JailRequest {
+  return {
+    command: ['/usr/bin/node', '/run/comis/script.mjs'],
+    mounts: [],
+    cwd: '/workspace',
+    env: { PATH: '/usr/bin:/bin', COMIS_CAP_LEASE: BEARER },
+    limits: DEFAULT_JAIL_LIMITS,
+    ...overrides,
+  };
+}
+
+function invalid(fn: () => unknown): ComisError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ComisError);
+    expect((err as ComisError).code).toBe('INPUT_INVALID');
+    return err as ComisError;
+  }
+  throw new Error('expected INPUT_INVALID');
+}
+
+describe('jail plan', () => {
+  it('default limits match the config schema defaults', () => {
+    const { timeoutMs: _t, stdoutCapBytes: _s, ...schemaDefaults } = jailLimitsSchema.parse({});
+    expect(DEFAULT_JAIL_LIMITS).toEqual(schemaDefaults);
+  });
+
+  it('as root: prlimit → setpriv to the unprivileged uid → bwrap --args; the env never on a command line', () => {
+    const plan = buildJailPlan(request(), [], rootCtx);
+    expect(plan.file).toBe('/usr/bin/prlimit');
+    const mib = 1024 * 1024;
+    expect(plan.args).toEqual([
+      '--nproc=64:64', `--as=${4096 * mib}:${4096 * mib}`, `--fsize=${256 * mib}:${256 * mib}`, '--core=0:0', '--nofile=4096:4096', '--',
+      '/usr/bin/setpriv', '--reuid=234567', '--regid=234567', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
+      '/usr/bin/bwrap', '--args', String(FIRST_DATA_FD), '--',
+      '/usr/bin/node', '/run/comis/script.mjs',
+    ]);
+    expect(plan.args.join(' ')).not.toContain(BEARER);
+    expect(plan.stage).toEqual([]);
+  });
+
+  it('passes the hardened system base, the env and the seccomp filter through fds', () => {
+    const plan = buildJailPlan(request(), [], rootCtx);
+    const opts = planOptions(plan);
+    const joined = opts.join(' ');
+    for (const flag of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--as-pid-1']) expect(opts).toContain(flag);
+    expect(joined).toContain('--uid 1000 --gid 1000');
+    expect(joined).toContain('--cap-drop ALL');
+    expect(joined).toContain('--hostname comis-jail');
+    expect(joined).toContain('--ro-bind /usr /usr');
+    expect(joined).toContain('--proc /proc --dev /dev');
+    expect(joined).toContain(`--perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
+    expect(joined).toContain(`--perms 1777 --size ${64 * 1024 * 1024} --tmpfs /dev/shm`);
+    expect(joined).toMatch(/--remount-ro \/dev --remount-ro \/ --chdir \/workspace --clearenv --setenv PATH \/usr\/bin:\/bin --setenv COMIS_CAP_LEASE bearer-/);
+    // /etc is synthetic: four data fds, nothing bound from the host /etc.
+    expect(opts.filter((o) => o.startsWith('/etc/'))).toEqual(['/etc/passwd', '/etc/group', '/etc/hosts', '/etc/nsswitch.conf']);
+    expect(joined).not.toMatch(/--(ro-)?bind \/etc/);
+    const seccompFd = Number(opts[opts.indexOf('--seccomp') + 1]);
+    expect(plan.dataFds[seccompFd - FIRST_DATA_FD]).toEqual(buildSeccompFilter('x64'));
+    const statusFd = Number(opts[opts.indexOf('--json-status-fd') + 1]);
+    expect(statusFd).toBe(plan.statusFd);
+    expect(statusFd).toBe(FIRST_DATA_FD + plan.dataFds.length);
+    const passwd = opts[opts.indexOf('/etc/passwd') - 1]!;
+    expect(plan.dataFds[Number(passwd) - FIRST_DATA_FD]!.toString()).toContain('comis:x:1000:1000');
+  });
+
+  it('refuses a NUL anywhere that would smuggle bwrap options', () => {
+    invalid(() => checkRequest(request({ env: { A: 'x\0--bind\0/\0/x' } })));
+    invalid(() => checkRequest(request({ cwd: '/w\0s' })));
+    invalid(() => checkRequest(request({ mounts: [{ kind: 'ro', source: '/tmp\0', target: '/x' }] })));
+    invalid(() => checkRequest(request({ env: { 'BAD=NAME': 'x' } })));
+  });
+
+  it('refuses relative or unnormalized paths and mounts over the system base', () => {
+    invalid(() => checkRequest(request({ cwd: 'workspace' })));
+    invalid(() => checkRequest(request({ command: ['node', 'x'] })));
+    invalid(() => checkRequest(request({ command: [] })));
+    for (const target of ['/', '/etc', '/etc/passwd', '/usr/bin', '/proc/self', '/dev/null', '/tmp', '/a/../etc', '/a/', 'rel']) {
+      invalid(() => checkRequest(request({ mounts: [{ kind: 'ro', source: '/tmp', target }] })));
+    }
+    invalid(() => checkRequest(request({ limits: { ...DEFAULT_JAIL_LIMITS, maxProcesses: 0 } })));
+    invalid(() => checkRequest(request({ mounts: [{ kind: 'ro', source: '/tmp', target: '/a' }, { kind: 'ro', source: '/var', target: '/a' }] })));
+  });
+
+  it('resolves mount sources: real path, right type, never the host root', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    writeFileSync(join(dir, 'file'), 'x');
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    const [m] = resolveMounts([{ kind: 'ro', source: join(dir, 'link'), target: '/x' }], { root: false, hostUid: 1 });
+    expect(m!.realSource).toBe(join(dir, 'real'));
+    expect(m!.isDir).toBe(true);
+    invalid(() => resolveMounts([{ kind: 'socket', source: join(dir, 'file'), target: '/s' }], { root: false, hostUid: 1 }));
+    invalid(() => resolveMounts([{ kind: 'ro', source: join(dir, 'missing'), target: '/x' }], { root: false, hostUid: 1 }));
+    symlinkSync('/', join(dir, 'slash'));
+    invalid(() => resolveMounts([{ kind: 'ro', source: join(dir, 'slash'), target: '/x' }], { root: false, hostUid: 1 }));
+  });
+
+  it('orders mounts parent first, whatever order the caller used', () => {
+    const ordered = orderMounts([
+      { kind: 'ro', source: '/a', target: '/workspace/results' },
+      { kind: 'rw', source: '/b', target: '/workspace' },
+      { kind: 'socket', source: '/c', target: '/run/comis-cap/cap.sock' },
+      { kind: 'ro', source: '/d', target: '/run/comis' },
+    ]);
+    expect(ordered.map((m) => m.target)).toEqual(['/workspace', '/workspace/results', '/run/comis', '/run/comis-cap/cap.sock']);
+  });
+
+  it('as root, stages a source the jail uid cannot reach, in a private mount namespace', () => {
+    const dir = tempDir();
+    const locked = join(dir, 'locked');
+    mkdirSync(join(locked, 'ws'), { recursive: true });
+    chmodSync(locked, 0o700);
+    const uid = 234567;
+    expect(reachableBy(join(locked, 'ws'), uid, uid)).toBe(process.getuid!() === uid);
+    expect(reachableBy(dir, uid, uid)).toBe(true);
+    const mounts = resolveMounts([{ kind: 'rw', source: join(locked, 'ws'), target: '/workspace' }], { root: true, hostUid: uid });
+    expect(mounts[0]!.staged).toBe(true);
+    const plan = buildJailPlan(request(), mounts, { ...rootCtx, stageDir: '/tmp/stage' });
+    expect(plan.stage).toEqual([{ path: '/tmp/stage/0', isDir: true }]);
+    const i = plan.args.indexOf('/usr/bin/unshare');
+    expect(plan.args.slice(i, i + 6)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--', '/usr/bin/sh']);
+    expect(plan.args).toContain(join(locked, 'ws'));
+    expect(plan.args.indexOf('/usr/bin/setpriv')).toBeGreaterThan(plan.args.indexOf('/tmp/stage/0'));
+    expect(planOptions(plan).join(' ')).toContain('--bind /tmp/stage/0 /workspace');
+  });
+
+  it('not root: no setpriv; RLIMIT_NPROC = tasks of our uid + maxProcesses outside, maxProcesses inside', () => {
+    const plan = buildJailPlan(request(), [], { tools: { bwrap: tools.bwrap, prlimit: tools.prlimit }, root: false, arch: 'arm64', hostUid: 1000, tasksOfUid: 37, hardLimits: {} });
+    expect(plan.args).not.toContain('/usr/bin/setpriv');
+    expect(plan.args[0]).toBe('--nproc=101:101');
+    const dd = plan.args.indexOf('--', plan.args.indexOf('/usr/bin/bwrap'));
+    expect(plan.args.slice(dd + 1)).toEqual(['/usr/bin/prlimit', '--nproc=64:64', '--', '/usr/bin/node', '/run/comis/script.mjs']);
+    expect(rlimitArgs(DEFAULT_JAIL_LIMITS, { root: false, tasksOfUid: 10, hardLimits: { nproc: 50, nofile: 1024, as: 1 << 30 } })).toEqual([
+      '--nproc=50:50', `--as=${1 << 30}:${1 << 30}`, `--fsize=${256 * 1024 * 1024}:${256 * 1024 * 1024}`, '--core=0:0', '--nofile=1024:1024',
+    ]);
+  });
+});

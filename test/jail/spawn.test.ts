@@ -1,0 +1,161 @@
+import { chmodSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { ComisError } from '../../src/lib/errors.js';
+import { deriveJailUid, readProcStat } from '../../src/lib/jail/host.js';
+import { detectSandboxProvider, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
+import { tempDir } from '../helpers/temp.js';
+import { WS, limits, node, python, root, runInJail, until, workspace } from './helpers.js';
+
+describe('spawnJail', () => {
+  it('the provider on this machine works (the smoke test passed)', () => {
+    const p = detectSandboxProvider();
+    expect(p).toMatchObject({ provider: 'bwrap', binary: expect.stringMatching(/bwrap$/) });
+    expect(p.problem).toBeUndefined();
+    expect(p.checks?.every((c) => c.ok)).toBe(true);
+  });
+
+  it('runs node at the default limits (64 processes, 4096 MiB) and propagates the exit code', async () => {
+    const n = node();
+    const ok = await runInJail({ command: n.cmd('console.log("hi", process.getuid(), process.pid, process.cwd()); process.exitCode = 3'), mounts: n.mounts });
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toBe('hi 1000 1 /workspace\n');
+    expect(ok.code).toBe(3);
+    expect(ok.signal).toBeNull();
+    expect(ok.killedBy).toBeUndefined();
+  });
+
+  it('runs node with WebAssembly memory and worker threads inside the default limits (with the interpreter args)', async () => {
+    const n = node();
+    const code = `
+      const { Worker } = require('node:worker_threads');
+      const mem = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
+      const w = new Worker('require("node:worker_threads").parentPort.postMessage(6*7)', { eval: true });
+      w.on('message', (v) => { console.log('wasm', mem.buffer.byteLength, 'worker', v); w.terminate(); });`;
+    const r = await runInJail({ command: n.cmd(code), mounts: n.mounts });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(`wasm ${256 * 65536} worker 42`);
+  });
+
+  it('runs the python3 on PATH (symlinks resolved; its prefix bound read-only) and feeds stdin', async () => {
+    const py = python();
+    const interp = resolveInterpreter('python3');
+    expect(interp.hostPath).toBe(realpathSync(interp.hostPath));
+    expect(interp.jailPath).toBe(interp.hostPath);
+    const r = await runInJail({
+      command: py.cmd('import sys,os; print(sys.stdin.read().upper(), os.getuid(), sys.version.split()[0])'),
+      mounts: py.mounts,
+      stdin: Buffer.from('hello'),
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(`HELLO 1000 ${interp.version}`);
+    expect(r.code).toBe(0);
+  });
+
+  it('gives the program exactly the env it was given (plus PWD from bubblewrap)', async () => {
+    const n = node();
+    const r = await runInJail({ command: n.cmd('console.log(JSON.stringify(process.env))'), mounts: n.mounts, env: { PATH: '/usr/bin', ONLY_THIS: 'yes' } });
+    expect(JSON.parse(r.stdout)).toEqual({ PATH: '/usr/bin', ONLY_THIS: 'yes', PWD: '/workspace' });
+  });
+
+  it('writes through rw mounts, not through ro ones; nested mounts work in any order', async () => {
+    const ws = workspace();
+    const ro = tempDir();
+    writeFileSync(join(ro, 'data.txt'), 'ro-data');
+    chmodSync(ro, 0o755);
+    const r = await runInJail({
+      ws,
+      // the nested ro mount is listed BEFORE its rw parent on purpose
+      mounts: [{ kind: 'ro', source: ro, target: `${WS}/results` }],
+      command: ['/bin/sh', '-c', `cat ${WS}/results/data.txt; echo ok > ${WS}/out.txt; echo x > ${WS}/results/x 2>/dev/null || echo ro-refused`],
+    });
+    expect(r.stdout).toBe('ro-dataro-refused\n');
+    expect(readFileSync(join(ws.path, 'out.txt'), 'utf8')).toBe('ok\n');
+  });
+
+  it.skipIf(!root)('as root: a workspace under a 0700 root-owned directory is reachable (staged), and the host sees no bind', async () => {
+    const base = tempDir();
+    const locked = join(base, 'home-0700');
+    const wsPath = join(locked, 'ws');
+    mkdirSync(wsPath, { recursive: true });
+    chmodSync(locked, 0o700);
+    const hostUid = deriveJailUid(wsPath);
+    prepareWritableDir(wsPath, hostUid);
+    const r = await runInJail({ ws: { path: wsPath, hostUid }, command: ['/bin/sh', '-c', `echo staged > ${WS}/f && cat ${WS}/f`] });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('staged\n');
+    expect(readFileSync(join(wsPath, 'f'), 'utf8')).toBe('staged\n');
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain('comis-stage');
+  });
+
+  it.skipIf(!root)('as root: bubblewrap runs as the unprivileged host uid, is our direct child, with an empty environ', async () => {
+    const n = node();
+    let seen: { uid?: number; ppid?: number; exe?: string; environ?: string } = {};
+    const r = await runInJail({
+      command: n.cmd('setTimeout(() => console.log("done"), 300)'),
+      mounts: n.mounts,
+      during: async (p) => {
+        // Until the stager, prlimit and setpriv have exec'd into bubblewrap.
+        await until(() => {
+          try {
+            return readlinkSync(`/proc/${p.pid}/exe`).endsWith('bwrap');
+          } catch {
+            return false;
+          }
+        });
+        const status = readFileSync(`/proc/${p.pid}/status`, 'utf8');
+        seen = {
+          uid: Number(/^Uid:\s+(\d+)/m.exec(status)![1]),
+          ppid: readProcStat(p.pid)!.ppid,
+          exe: readlinkSync(`/proc/${p.pid}/exe`),
+          environ: readFileSync(`/proc/${p.pid}/environ`, 'utf8'),
+        };
+      },
+    });
+    expect(r.stdout).toBe('done\n');
+    // prlimit and setpriv exec in place, so by now the pid is bubblewrap's
+    expect(seen.exe).toMatch(/bwrap$/);
+    expect(seen.uid).toBe(r.hostUid);
+    expect(seen.ppid).toBe(process.pid);
+    expect(seen.environ).toBe('');
+  });
+
+  it('kill() ends the run: exited reports 137 (SIGKILL) and killedBy kill', async () => {
+    const r = await runInJail({
+      command: ['/bin/sh', '-c', 'echo started; exec sleep 1000'],
+      during: async (p, out) => {
+        while (!out.stdout().includes('started')) await new Promise((res) => setTimeout(res, 10));
+        p.kill();
+        p.kill(); // idempotent
+      },
+    });
+    expect(r.killedBy).toBe('kill');
+    // pid 1 was SIGKILLed; bubblewrap reaped it and exited 128+9
+    expect(r.code === 137 || r.signal === 'SIGKILL').toBe(true);
+  });
+
+  it('exited resolves only after all output has been delivered', async () => {
+    const n = node();
+    const r = await runInJail({ command: n.cmd('process.stdout.write("x".repeat(3 * 1024 * 1024)); process.stdout.write("END")'), mounts: n.mounts });
+    expect(r.stdout.length).toBe(3 * 1024 * 1024 + 3);
+    expect(r.stdout.endsWith('END')).toBe(true);
+  });
+
+  it('refuses a bad request before starting anything', () => {
+    const base = { command: ['/bin/true'], mounts: [], cwd: '/', env: {}, limits };
+    const code = (fn: () => unknown): string | undefined => {
+      try {
+        fn();
+      } catch (err) {
+        return (err as ComisError).code;
+      }
+      return undefined;
+    };
+    expect(code(() => spawnJail({ ...base, env: { X: 'a\0b' } }))).toBe('INPUT_INVALID');
+    expect(code(() => spawnJail({ ...base, mounts: [{ kind: 'ro', source: '/nonexistent-comis', target: '/x' }] }))).toBe('INPUT_INVALID');
+    expect(code(() => spawnJail({ ...base, mounts: [{ kind: 'rw', source: tempDir(), target: '/etc' }] }))).toBe('INPUT_INVALID');
+    if (root) expect(code(() => spawnJail({ ...base, hostUid: 0 }))).toBe('INPUT_INVALID');
+  });
+});

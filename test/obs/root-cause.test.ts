@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+
+import { likelyRootCause, ROOT_CAUSE_RULES, ROOT_CAUSE_SIGNALS, type RunSignals } from '../../src/lib/obs/root-cause.js';
+
+const base = (over: Partial<RunSignals>): RunSignals => ({
+  runId: 'r-000000000001',
+  agentId: 'default',
+  startedAt: 1_000,
+  outcome: 'success',
+  exitCode: 0,
+  durationMs: 100,
+  toolCalls: [],
+  denies: [],
+  ...over,
+});
+
+const fail = (runId: string, failureClass: RunSignals['failureClass'], startedAt = 1_000, exitCode: number | null = 1): RunSignals =>
+  base({ runId, outcome: 'failure', failureClass, exitCode, startedAt });
+
+const denied = (runId: string, startedAt = 1_000, exitCode = 1): RunSignals =>
+  base({
+    runId,
+    startedAt,
+    outcome: exitCode === 0 ? 'success' : 'failure',
+    failureClass: exitCode === 0 ? undefined : 'nonzero_exit',
+    exitCode,
+    toolCalls: [{ tool: 'write', capability: 'orch:write', decision: 'deny', count: 1 }],
+    denies: [{ tool: 'write', capability: 'orch:write', reason: 'surface_disabled', count: 1 }],
+  });
+
+describe('likelyRootCause', () => {
+  it('the rule table is in the documented precedence', () => {
+    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'lease_absent', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure']);
+    expect(ROOT_CAUSE_SIGNALS).toEqual([...ROOT_CAUSE_RULES.map((r) => r.signal), 'none']);
+  });
+
+  it('no runs, or only clean successes: none', () => {
+    expect(likelyRootCause([])).toMatchObject({ code: 'none', signal: 'none', affectedRuns: 0, nextSteps: [] });
+    expect(likelyRootCause([base({}), base({ runId: 'r-2' })])).toMatchObject({ code: 'none', detail: 'All 2 runs succeeded with no denied calls.' });
+  });
+
+  it.each([
+    ['timeout', /ran past its wall-clock timeout/, /--timeout-ms/],
+    ['stdout_cap', /stdout hard cap/, /summary/],
+    ['nonzero_exit', /exited with code 1/, /stderr tail/],
+    ['spawn_fail', /never started its jail/, /comis jail probe/],
+    ['lease_absent', /without a capability lease/, /Re-run/],
+  ] as const)('%s: orchestrate_failed naming the failure class', (cls, detail, step) => {
+    const v = likelyRootCause([base({ runId: 'r-ok' }), fail('r-bad', cls)]);
+    expect(v).toMatchObject({ code: 'orchestrate_failed', signal: cls, runId: 'r-bad', failureClass: cls, affectedRuns: 1 });
+    expect(v.detail).toMatch(detail);
+    expect(v.detail).toContain(`(${cls})`);
+    expect(v.nextSteps.join('\n')).toMatch(step);
+  });
+
+  it('a deny, even in a run that exited 0, is orchestrate_failed naming the capability and the fix', () => {
+    const v = likelyRootCause([denied('r-d', 1_000, 0)]);
+    expect(v).toMatchObject({ code: 'orchestrate_failed', signal: 'deny', runId: 'r-d', capability: 'orch:write', tool: 'write', reason: 'surface_disabled' });
+    expect(v.detail).toBe('Run r-d was denied orch:write on write (surface_disabled), 1 denied call.');
+    expect(v.nextSteps[0]).toContain('agents.default.autonomy.write: true');
+  });
+
+  it('a deny explains the non-zero exit it caused', () => {
+    const v = likelyRootCause([denied('r-d')]);
+    expect(v.signal).toBe('deny');
+    expect(v.failureClass).toBe('nonzero_exit');
+    expect(v.detail).toContain('then exited with code 1');
+  });
+
+  it('precedence across runs: spawn_fail > lease_absent > timeout > stdout_cap > deny > nonzero_exit', () => {
+    const runs = [fail('r-n', 'nonzero_exit', 6), denied('r-d', 5), fail('r-s', 'stdout_cap', 4), fail('r-t', 'timeout', 3), fail('r-l', 'lease_absent', 2), fail('r-f', 'spawn_fail', 1)];
+    const order: string[] = [];
+    for (let i = runs.length; i > 0; i--) order.push(likelyRootCause(runs.slice(0, i)).signal);
+    expect(order).toEqual(['spawn_fail', 'lease_absent', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit']);
+    expect(likelyRootCause(runs).affectedRuns).toBe(6);
+  });
+
+  it('names the newest run of the deciding rule, ties broken by run id', () => {
+    expect(likelyRootCause([fail('r-a', 'timeout', 10), fail('r-b', 'timeout', 20), fail('r-c', 'timeout', 15)]).runId).toBe('r-b');
+    expect(likelyRootCause([fail('r-a', 'timeout', 10), fail('r-b', 'timeout', 10)]).runId).toBe('r-b');
+  });
+
+  it('is deterministic: same signals in any order give the same verdict', () => {
+    const runs = [fail('r-a', 'timeout', 10), denied('r-b', 30), fail('r-c', 'nonzero_exit', 20), base({ runId: 'r-d', startedAt: 40 })];
+    const first = likelyRootCause(runs);
+    for (let i = 0; i < 10; i++) expect(likelyRootCause([...runs].sort(() => (i % 2 ? 1 : -1)).reverse())).toEqual(first);
+  });
+
+  it('deny reasons each get their own next step', () => {
+    const mk = (reason: 'capability_missing' | 'denied_by_origin' | 'unknown_tool', capability: string, tool: string) =>
+      likelyRootCause([base({ toolCalls: [{ tool, capability, decision: 'deny', count: 2 }], denies: [{ tool, capability, reason, count: 2 }] })]);
+    expect(mk('capability_missing', 'orch:web', 'web_fetch').nextSteps[0]).toMatch(/profile holds orch:web/);
+    expect(mk('denied_by_origin', 'none', 'gateway').nextSteps[0]).toMatch(/control plane/);
+    expect(mk('unknown_tool', 'none', '<unknown>').nextSteps[0]).toMatch(/describe\(\)/);
+  });
+
+  it('a failure with no class and exit code null still root-causes, as failure', () => {
+    expect(likelyRootCause([base({ outcome: 'failure', exitCode: null })])).toMatchObject({ code: 'orchestrate_failed', signal: 'failure' });
+  });
+});

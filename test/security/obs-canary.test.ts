@@ -1,0 +1,123 @@
+/**
+ * Content-freedom of the observability surface. A canary string is planted
+ * in a script's text, in its tool arguments (including a made-up tool name),
+ * in its stdout and stderr, and in a file large enough to come back as a
+ * ResultRef; the run's lease bearer is captured too. After real
+ * `comis orchestrate` runs, neither the canary nor the bearer may appear in
+ * `explain` or `fleet` output (pretty and --json), in any row of any table of
+ * the store, in the store's files, or in the logs.
+ */
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+
+import { parseJson } from '../helpers/cli.js';
+import { makeHome } from '../helpers/orchestrate.js';
+
+const CANARY = 'CANARY-obs-9c41e7d2';
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/** Two real runs in one session with the canary planted everywhere; returns what they left. */
+function plantCanary(): { h: ReturnType<typeof makeHome>; session: string; okBody: any; needles: string[] } {
+  const h = makeHome();
+  const ws = h.workspace();
+  // Over the 15,000-byte ResultRef threshold: read materializes it as a ref.
+  writeFileSync(join(ws, 'big.txt'), `${CANARY} in a file\n`.repeat(2_000));
+  writeFileSync(join(ws, 'small.txt'), `${CANARY}-small-file\n`);
+  const session = 'canary-session';
+  const good = h.script(
+    'canary.mjs',
+    `// ${CANARY}-script-comment
+import { writeFileSync } from 'node:fs';
+import { comis_tools } from './comis_tools.js';
+const planted = '${CANARY}-script-literal';
+writeFileSync('bearer.txt', process.env.COMIS_CAP_LEASE ?? '');
+await comis_tools.grep({ pattern: '${CANARY}-args' });
+await comis_tools.read({ path: 'small.txt' });
+const big = await comis_tools.read({ path: 'big.txt' });
+try { await comis_tools.read({ path: '${CANARY}-missing.txt' }); } catch {}
+try { await comis_tools.invoke('${CANARY}_tool', { q: '${CANARY}-invoke-args' }); } catch {}
+try { await comis_tools['wr' + 'ite']({ path: '${CANARY}-path', content: '${CANARY}-content' }); } catch {}
+console.log(planted, '${CANARY}-stdout', JSON.stringify(big).slice(0, 200));
+console.error('${CANARY}-stderr');
+`,
+  );
+  const ok = h.run(['orchestrate', good, '--session', session, '--json']);
+  const okBody = parseJson(ok.stdout);
+  expect(okBody.status, ok.stdout + ok.stderr).toBe('ok');
+  // The canary did reach the script's stdout: the one place it may go.
+  expect(okBody.result.stdout).toContain(`${CANARY}-stdout`);
+  const bad = h.script('canary-fail.mjs', `console.log('${CANARY}-fail-stdout');\nconsole.error('${CANARY}-fail-stderr ' + process.env.COMIS_CAP_LEASE);\nprocess.exit(4);\n`);
+  const failed = h.run(['orchestrate', bad, '--session', session, '--json']);
+  expect(parseJson(failed.stdout).result.failureClass).toBe('nonzero_exit');
+
+  const bearer = readFileSync(join(ws, 'bearer.txt'), 'utf8');
+  expect(bearer.length).toBeGreaterThanOrEqual(32);
+  return { h, session, okBody, needles: [CANARY, bearer] };
+}
+
+describe('explain, fleet, the store and the logs are content-free', () => {
+  it('a canary in script, arguments, stdout, stderr and a ResultRef, and the bearer, appear nowhere', () => {
+    const { h, session, okBody, needles } = plantCanary();
+
+    const outputs = [
+      h.run(['explain', session]),
+      h.run(['explain', session, '--json']),
+      h.run(['explain', '--last', '--json']),
+      h.run(['explain', okBody.result.runId]),
+      h.run(['fleet']),
+      h.run(['fleet', '--since', '30d', '--json']),
+      h.run(['explain', `${CANARY}-unknown`]),
+    ];
+    expect(outputs.slice(0, 6).map((o) => o.status)).toEqual([0, 0, 0, 0, 0, 0]);
+    const explained = parseJson(outputs[1]!.stdout).result;
+    expect(explained.orchestrate).toHaveLength(2);
+    expect(explained.likelyRootCause.signal).toBe('deny');
+    for (const [i, o] of outputs.slice(0, 6).entries()) {
+      for (const needle of needles) {
+        expect(o.stdout, `output ${i}`).not.toContain(needle);
+        expect(o.stderr, `output ${i}`).not.toContain(needle);
+      }
+    }
+    // The unknown-key error echoes what the user typed, and nothing from the store.
+    expect(outputs[6]!.stderr).toContain(`${CANARY}-unknown`);
+    expect(outputs[6]!.stderr.split(CANARY).length - 1).toBe(1);
+
+    // Every row of every table of the store.
+    const db = new Database(join(h.home, 'comis.db'), { readonly: true });
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
+    expect(tables).toEqual(expect.arrayContaining(['sessions', 'runs', 'audit_events', 'run_tool_calls']));
+    for (const table of tables) {
+      const dump = JSON.stringify(db.prepare(`SELECT * FROM "${table}"`).all());
+      for (const needle of needles) expect(dump, table).not.toContain(needle);
+    }
+    const audit = db.prepare('SELECT DISTINCT tool FROM audit_events ORDER BY tool').all();
+    expect(audit).toEqual(expect.arrayContaining([{ tool: '<unknown>' }, { tool: 'write' }]));
+    db.close();
+
+    // The store's files and the logs, byte for byte.
+    const files = [...['comis.db', 'comis.db-wal', 'comis.db-shm'].map((f) => join(h.home, f)).filter(existsSync), ...filesUnder(join(h.home, 'logs'))];
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      for (const needle of needles) expect(bytes.includes(needle), file).toBe(false);
+    }
+  });
+
+  it('the canary run materialized its big read as a ResultRef, so the ResultRef path is covered', () => {
+    const { h, session, needles } = plantCanary();
+    const explained = parseJson(h.run(['explain', session, '--json']).stdout).result;
+    const entry = explained.orchestrate[0];
+    expect(entry.resultRefs?.count ?? 0, 'read of a 36 KB file should come back as a ResultRef (threshold 15,000 bytes)').toBeGreaterThanOrEqual(1);
+    expect(entry.savings).toBeDefined();
+    for (const needle of needles) expect(JSON.stringify(explained)).not.toContain(needle);
+  });
+});
