@@ -16,9 +16,9 @@
  * unprivileged uid before bubblewrap, so these restrictions apply to root too.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { release, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 import { findHelper, findOnPath, isRoot } from './host.js';
 import { dataFdsFromFiles, prepareLaunch, withInheritedFdsCovered } from './launch.js';
@@ -384,9 +384,68 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
  * or fix hint. Security property: callers must refuse to run a script when
  * `provider !== 'bwrap' || problem` — there is no unjailed fallback.
  */
-export function detectSandboxProvider(): SandboxProviderInfo {
-  cached ??= detectSandboxProviderFresh();
+export function detectSandboxProvider(options: { cacheFile?: string } = {}): SandboxProviderInfo {
+  if (!cached && options.cacheFile) cached = readCachedDetection(options.cacheFile);
+  if (!cached) {
+    cached = detectSandboxProviderFresh();
+    if (options.cacheFile && !cached.info.problem) writeCachedDetection(options.cacheFile, cached);
+  }
   return cached.info;
+}
+
+/** A verified detection is trusted for this long before the smoke test runs again. */
+export const DETECTION_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * What must be unchanged for a cached detection to stand: the binaries
+ * (path, inode, size, mtime), the kernel, who we run as, and the user
+ * namespace sysctls. Anything else changing re-runs the smoke test.
+ */
+function detectionFingerprint(): string | undefined {
+  const bwrap = findOnPath('bwrap');
+  if (!bwrap) return undefined;
+  const files = [bwrap, findHelper('prlimit'), findHelper('setpriv'), findHelper('unshare'), findHelper('mount')].map((f) => {
+    if (!f) return '-';
+    try {
+      const st = statSync(f);
+      return `${f}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return `${f}:?`;
+    }
+  });
+  return JSON.stringify({ v: 1, files, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
+}
+
+/**
+ * Reads a cached *working* detection, so that a CLI invocation does not pay
+ * for the smoke test each time. Only successes are cached; a stale or
+ * mismatched entry is ignored. The jail's flags are applied in full on every
+ * spawn either way, and bubblewrap fails loudly when one cannot be.
+ */
+function readCachedDetection(file: string): Detection | undefined {
+  try {
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as { fingerprint: string; at: number; detection: Detection };
+    if (Date.now() - entry.at > DETECTION_CACHE_TTL_MS || entry.at > Date.now()) return undefined;
+    if (entry.fingerprint !== detectionFingerprint()) return undefined;
+    if (entry.detection.info.problem || !entry.detection.tools || !entry.detection.arch) return undefined;
+    return entry.detection;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCachedDetection(file: string, detection: Detection): void {
+  const fingerprint = detectionFingerprint();
+  if (!fingerprint) return;
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, JSON.stringify({ fingerprint, at: Date.now(), detection }), { mode: 0o600 });
+    chmodSync(temp, 0o600);
+    renameSync(temp, file);
+  } catch {
+    /* a cache that cannot be written only costs the next run a smoke test */
+  }
 }
 
 /** The tools and architecture of the cached detection, when it found a working bubblewrap. */

@@ -146,7 +146,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const jail = await import('../jail/spawn.js');
 
   // 1. Refuse before anything else if there is no working jail: never run unjailed.
-  const provider = jail.detectSandboxProvider();
+  const provider = jail.detectSandboxProvider({ cacheFile: join(options.home, 'cache', 'jail-provider.json') });
   if (provider.provider !== 'bwrap' || provider.problem) {
     throw new ComisError('SANDBOX_UNAVAILABLE', provider.problem?.message ?? `No working sandbox provider on ${process.platform}.`, {
       hint: `${provider.problem?.hint ?? 'Install bubblewrap (apt-get install bubblewrap).'} Run \`comis jail probe\` for details.`,
