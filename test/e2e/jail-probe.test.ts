@@ -3,8 +3,8 @@
  * `npm run build:fast` first), as a user would run it.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
@@ -28,6 +28,14 @@ function pathWithoutBwrap(): string {
   symlinkSync(resolveInterpreter('python3').hostPath, join(dir, 'python3'));
   symlinkSync(findOnPath('jq')!, join(dir, 'jq'));
   return dir;
+}
+
+/** The unprivileged uid of this test must be able to reach the checkout. */
+function traversableByOthers(path: string): boolean {
+  for (let p = path; ; p = dirname(p)) {
+    if ((statSync(p).mode & 0o001) === 0) return false;
+    if (p === dirname(p)) return true;
+  }
 }
 
 describe('comis jail probe', () => {
@@ -80,7 +88,7 @@ describe('comis jail probe', () => {
 
   // A real restriction, not a mock: run the probe inside an outer bubblewrap that
   // forbids further user namespaces (as a locked-down container would).
-  it.skipIf(!isRoot() || !findOnPath('bwrap'))('user namespaces restricted: says so in words, not a raw bwrap error, exit 1', () => {
+  it.skipIf(!isRoot() || !findOnPath('bwrap') || !traversableByOthers(repoRoot))('user namespaces restricted: says so in words, not a raw bwrap error, exit 1', () => {
     const home = tempDir();
     chmodSync(home, 0o777);
     const uid = deriveJailUid(home);
@@ -91,6 +99,8 @@ describe('comis jail probe', () => {
       [
         `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
         findOnPath('bwrap')!, '--unshare-user', '--disable-userns', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
+        // The checkout may itself live under /tmp (CI clones do): show it again over the tmpfs.
+        '--ro-bind', repoRoot, repoRoot,
         '--setenv', 'HOME', '/tmp', '--setenv', 'SHELL', '/bin/sh', '--setenv', 'COMIS_HOME', '/tmp/comis', '--setenv', 'PATH', '/usr/bin:/bin', '--chdir', repoRoot,
         process.execPath, comisBin, 'jail', 'probe', '--json',
       ],
