@@ -69,6 +69,20 @@ export const jailLimitsSchema = z
       .max(65_536)
       .default(64)
       .describe('Size of the private RAM-backed /tmp and /dev/shm inside the jail, in MiB.'),
+    resultFileMb: z
+      .number()
+      .int()
+      .min(1)
+      .max(4096)
+      .default(8)
+      .describe('Largest single ResultRef a tool may materialize, in MiB (a bigger result is a tool error, never a partial file).'),
+    resultRunMb: z
+      .number()
+      .int()
+      .min(1)
+      .max(16_384)
+      .default(64)
+      .describe("Total bytes one run may materialize (ResultRefs and writes together), in MiB."),
     stdoutCapBytes: z
       .number()
       .int()

@@ -36,7 +36,6 @@ import { prepareScript, type ScriptLanguage } from './transpile.js';
 
 export const MAX_TIMEOUT_MS = 600_000;
 export const STDERR_TAIL_CHARS = 2_000;
-export const PER_RUN_RESULTS_CAP = 64 * 1024 * 1024;
 export const JAIL_WORKSPACE = '/workspace';
 export const JAIL_RUN_DIR = '/run/comis';
 export const JAIL_SOCKET = '/run/comis-cap/cap.sock';
@@ -216,15 +215,15 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const sockDir = join(runDir, 'sock');
 
   const audit: AuditRow[] = [];
-  const budget = { remainingBytes: PER_RUN_RESULTS_CAP };
-  const results = createResultStore(resultsDir, { budget });
+  const budget = { remainingBytes: limits.resultRunMb * 1024 * 1024 };
+  const results = createResultStore(resultsDir, { budget, maxFileBytes: limits.resultFileMb * 1024 * 1024 });
   const ctx: ToolContext = {
     runId,
     agentId: options.agent.id,
     workspaceReal,
     jailWorkspace: JAIL_WORKSPACE,
     writesDir,
-    maxReadBytes: 8 * 1024 * 1024,
+    maxReadBytes: limits.resultFileMb * 1024 * 1024,
     budget,
     results,
   };

@@ -152,17 +152,39 @@ const JQ_FORBIDDEN = /\\b(import|include|modulemeta|get_search_list|get_prog_ori
 const SLICE_TIMEOUT_MS = 10_000;
 const SLICE_MAX_OUTPUT = 8 * 1024 * 1024;
 
-function runTool(file${t(': string')}, args${t(': string[]')}, input${t(': string | undefined')}, what${t(': string')})${t(': Promise<string>')} {
+function runTool(file${t(': string')}, args${t(': string[]')}, inputPath${t(': string | undefined')}, what${t(': string')})${t(': Promise<string>')} {
   return new Promise((resolve, reject) => {
-    const child = cp.execFile(file, args, { env: {}, timeout: SLICE_TIMEOUT_MS, maxBuffer: SLICE_MAX_OUTPUT, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (!err) return resolve(stdout);
-      const e = err${t(' as Error & { killed?: boolean; code?: unknown }')};
-      if (e.code === 1 && file === 'grep') return resolve('');
-      if (e.killed) return reject(new ComisToolError('slice_timeout', what + ' took longer than ' + SLICE_TIMEOUT_MS + ' ms'));
-      if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(new ComisToolError('slice_too_large', what + ' output exceeds ' + SLICE_MAX_OUTPUT + ' bytes'));
-      reject(new ComisToolError('slice_failed', what + ': ' + String(stderr || e.message).trim().split('\\n').slice(-3).join(' ')));
+    // The payload goes to stdin straight from the file: never held in this process.
+    const input = inputPath === undefined ? 'ignore' : fs.openSync(inputPath, 'r');
+    const child = cp.spawn(file, args, { env: {}, stdio: [input, 'pipe', 'pipe'] });
+    if (typeof input === 'number') fs.closeSync(input);
+    const out${t(': Buffer[]')} = [];
+    let size = 0;
+    let err = '';
+    let failure${t(': ComisToolError | undefined')};
+    const timer = setTimeout(() => {
+      failure = new ComisToolError('slice_timeout', what + ' took longer than ' + SLICE_TIMEOUT_MS + ' ms');
+      child.kill('SIGKILL');
+    }, SLICE_TIMEOUT_MS);
+    child.stdout${t('!')}.on('data', (chunk${t(': Buffer')}) => {
+      size += chunk.length;
+      if (size > SLICE_MAX_OUTPUT) {
+        failure ??= new ComisToolError('slice_too_large', what + ' output exceeds ' + SLICE_MAX_OUTPUT + ' bytes');
+        child.kill('SIGKILL');
+      } else out.push(chunk);
     });
-    if (input !== undefined) child.stdin${t('!')}.end(input);
+    child.stderr${t('!')}.on('data', (chunk${t(': Buffer')}) => {
+      err = (err + chunk.toString('utf8')).slice(-2000);
+    });
+    child.on('error', (e) => {
+      failure ??= new ComisToolError('slice_failed', what + ': ' + e.message);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (failure) return reject(failure);
+      if (code === 0 || (code === 1 && file === 'grep')) return resolve(Buffer.concat(out).toString('utf8'));
+      reject(new ComisToolError('slice_failed', what + ': ' + err.trim().split('\\n').slice(-3).join(' ')));
+    });
   });
 }
 
@@ -224,8 +246,7 @@ ${typed ? '' : "    this.type = 'ResultRef';\n"}    this.ref = handle.ref;
   /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
   async jq(expr${t(': string')})${t(': Promise<unknown>')} {
     if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
-    const data = fs.readFileSync(this.live(), 'utf8');
-    const out = await runTool('jq', ['-c', expr], data, 'jq');
+    const out = await runTool('jq', ['-c', expr], this.live(), 'jq');
     const values = out.split('\\n').filter((l) => l !== '').map((l) => JSON.parse(l)${t(' as unknown')});
     return values.length === 1 ? values[0] : values;
   }
@@ -434,9 +455,14 @@ _SLICE_TIMEOUT_S = 10
 _SLICE_MAX_OUTPUT = 8 * 1024 * 1024
 
 
-def _run_tool(args, data, what):
+def _run_tool(args, input_path, what):
     try:
-        proc = _subprocess.run(args, input=data, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
+        if input_path is None:
+            proc = _subprocess.run(args, stdin=_subprocess.DEVNULL, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
+        else:
+            # The payload goes to stdin straight from the file: never held in this process.
+            with open(input_path, "rb") as f:
+                proc = _subprocess.run(args, stdin=f, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
     except _subprocess.TimeoutExpired:
         raise ComisToolError("slice_timeout", "%s took longer than %d s" % (what, _SLICE_TIMEOUT_S))
     if len(proc.stdout) > _SLICE_MAX_OUTPUT:
@@ -502,9 +528,7 @@ class ResultRef:
         """A jq filter over the payload (each JSONL line is one input). One output -> that value; else a list."""
         if _JQ_FORBIDDEN.search(expr):
             raise ComisToolError("jq_refused", "jq may only transform this ref: no modules, files or environment")
-        with open(self._live(), "rb") as f:
-            data = f.read()
-        out = _run_tool(["jq", "-c", expr], data, "jq")
+        out = _run_tool(["jq", "-c", expr], self._live(), "jq")
         values = [_json.loads(l) for l in out.split("\\n") if l]
         return values[0] if len(values) == 1 else values
 
