@@ -69,6 +69,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     io.addWarning(`the run was not recorded in the store: ${(err as Error).message}`);
   }
   mark('recorded');
+  if (timing) process.stderr.write(`timing maxrss-kb ${process.resourceUsage().maxRSS}\n`);
   if (!io.json) renderHuman(result, generated ? sessionKey : undefined);
   return { result: result.public, exitStatus: result.public.outcome === 'failure' ? ExitCode.FAILURE : ExitCode.OK };
 }
