@@ -3,9 +3,9 @@
 // p50/p99 of N sequential `read` calls of a small file (BENCH_CALLS, default 10000) and
 // throughput with 32 calls in flight; compared with a bare unix-socket echo in node
 // (no jail, no lease, no gate). Run after `npm run build`:  node bench/capsocket-rtt.mjs
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,11 +18,12 @@ function pct(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
-// 1. Bare echo baseline.
+// 1. Bare echo baseline: a node echo server in its own process, as the capability
+// socket's client (the jailed script) is in its own process.
 async function echoBaseline() {
   const path = join(home, 'echo.sock');
-  const server = createServer((s) => s.on('data', (d) => s.write(d)));
-  await new Promise((r) => server.listen(path, r));
+  const server = spawn(process.execPath, ['-e', `require('net').createServer((s) => s.on('data', (d) => s.write(d))).listen(${JSON.stringify(path)}, () => console.log('ready'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((r) => server.stdout.once('data', r));
   const sock = createConnection(path);
   await new Promise((r) => sock.on('connect', r));
   let pending = null;
@@ -59,7 +60,7 @@ async function echoBaseline() {
   });
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   sock.destroy();
-  server.close();
+  server.kill();
   return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), perSec: total / secs };
 }
 
