@@ -49,7 +49,7 @@ function invalid(fn: () => unknown): ComisError {
 
 describe('jail plan', () => {
   it('default limits match the config schema defaults', () => {
-    const { timeoutMs: _t, stdoutCapBytes: _s, ...schemaDefaults } = jailLimitsSchema.parse({});
+    const { timeoutMs: _t, stdoutCapBytes: _s, resultFileMb: _f, resultRunMb: _r, ...schemaDefaults } = jailLimitsSchema.parse({});
     expect(DEFAULT_JAIL_LIMITS).toEqual(schemaDefaults);
   });
 

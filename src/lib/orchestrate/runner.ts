@@ -10,7 +10,7 @@
  * run's results area lives outside the jail-writable workspace and is bound
  * read-only; stderr is never returned on success and is redacted when shown.
  */
-import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants as fsConstants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,7 +31,7 @@ import { readTool, type ReadArgs } from '../tools/read.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
 import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
-import { boundStdout, tailOf } from './stdout.js';
+import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
 import { prepareScript, type ScriptLanguage } from './transpile.js';
 
 export const MAX_TIMEOUT_MS = 600_000;
@@ -63,6 +63,15 @@ export interface OrchestrateOptions {
   parentRunId?: string;
   /** Phase marks for benchmarks ("where the time goes"). */
   mark?: (phase: string) => void;
+  /**
+   * Coordinator children: a host path (created 0600, must not exist) that
+   * receives the script's full stdout, byte for byte, up to the stdout hard
+   * cap. When set, memory holds only the head and tail that re-enter the
+   * caller, so a 50 MB child costs the runner no more than a 1 KB one.
+   */
+  stdoutFile?: string;
+  /** Aborting it kills the jailed process (the run then ends as a failure). */
+  signal?: AbortSignal;
 }
 
 export interface OrchestrateResult {
@@ -245,6 +254,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   let socket: CapSocket | undefined;
   let stdoutBuf = '';
   let stdoutBytes = 0;
+  // With stdoutFile, stdoutBuf keeps a head and a rolling tail; omittedChars counts what fell between.
+  let omittedChars = 0;
+  let teeFd: number | undefined;
   let stderrBuf = '';
   let failureClass: FailureClass | undefined;
   let exitCode: number | null = null;
@@ -302,6 +314,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       env.PYTHONDONTWRITEBYTECODE = '1';
       env.PYTHONUNBUFFERED = '1';
     }
+    if (options.stdoutFile) teeFd = openSync(options.stdoutFile, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
     const child = jail.spawnJail({
       command,
       mounts: [
@@ -326,6 +339,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       failureClass ??= 'timeout';
       child.kill();
     }, timeoutMs);
+    const onAbort = (): void => child.kill();
+    if (options.signal?.aborted) child.kill();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    const keepHead = Math.floor(DEFAULT_REENTRY_CHARS * 0.6);
+    const keepTail = DEFAULT_REENTRY_CHARS - keepHead;
     child.stdout.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.length;
       if (stdoutBytes > limits.stdoutCapBytes) {
@@ -334,12 +352,21 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         return;
       }
       stdoutBuf += chunk.toString('utf8');
+      if (teeFd !== undefined) {
+        writeSync(teeFd, chunk);
+        if (stdoutBuf.length > 4 * DEFAULT_REENTRY_CHARS) {
+          const drop = stdoutBuf.length - keepHead - keepTail;
+          omittedChars += drop;
+          stdoutBuf = stdoutBuf.slice(0, keepHead) + stdoutBuf.slice(stdoutBuf.length - keepTail);
+        }
+      }
     });
     child.stderr.on('data', (chunk: Buffer) => {
       stderrBuf = tailOf(stderrBuf + chunk.toString('utf8'), STDERR_TAIL_CHARS * 4);
     });
     const exit = await child.exited;
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
     mark('exited');
     exitCode = exit.code ?? (exit.signal ? 128 : null);
     if (!failureClass) {
@@ -352,6 +379,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     failureClass = 'spawn_fail';
     stderrBuf += `\n${(err as Error).message}`;
   } finally {
+    if (teeFd !== undefined) closeSync(teeFd);
     registry.revoke(assembly.lease.leaseId);
     await socket?.close();
     await slicer?.close();
@@ -361,7 +389,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
 
   const durationMs = Date.now() - started;
   const outcome = failureClass === undefined ? 'success' : 'failure';
-  const bounded = boundStdout(stdoutBuf);
+  const bounded = omittedChars === 0 ? boundStdout(stdoutBuf) : boundTeedStdout(stdoutBuf, omittedChars);
   const toolCalls = foldToolCalls(audit);
   const result: OrchestrateResult = {
     runId,
@@ -404,4 +432,12 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   };
   emit({ type: 'run:finished', result });
   return { public: result, record, audit };
+}
+
+/** boundStdout's shape for a tee'd run, whose buffer already dropped `omittedChars` between head and tail. */
+function boundTeedStdout(kept: string, omittedChars: number): { text: string; truncated: boolean } {
+  const head = Math.floor(DEFAULT_REENTRY_CHARS * 0.6);
+  const tail = DEFAULT_REENTRY_CHARS - head;
+  const omitted = omittedChars + kept.length - head - tail;
+  return { text: `${kept.slice(0, head)}\n[… ${omitted} characters of stdout omitted by comis …]\n${kept.slice(kept.length - tail)}`, truncated: true };
 }

@@ -89,4 +89,49 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_deny_at ON audit_events(at, capability, tool, reason, run_id) WHERE decision = 'deny';
     `,
   },
+  {
+    version: 4,
+    name: 'coordinator plan runs, child states and stored events',
+    // comis run: one row per plan run, one per child, and the content-free
+    // event stream (ids, counts, states, sizes) that --follow tails.
+    sql: `
+      CREATE TABLE plan_runs (
+        plan_run_id         TEXT PRIMARY KEY,
+        session_key         TEXT NOT NULL,
+        lead_agent_id       TEXT NOT NULL,
+        plan_name           TEXT NOT NULL,
+        pid                 INTEGER,
+        started_at          INTEGER NOT NULL,
+        ended_at            INTEGER,
+        status              TEXT NOT NULL CHECK (status IN ('running', 'success', 'failure', 'interrupted')),
+        child_count         INTEGER NOT NULL,
+        lead_context_chars  INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX plan_runs_session ON plan_runs(session_key, started_at);
+
+      CREATE TABLE plan_children (
+        plan_run_id     TEXT NOT NULL,
+        child_id        TEXT NOT NULL,
+        agent_id        TEXT NOT NULL,
+        run_id          TEXT,
+        state           TEXT NOT NULL,
+        duration_ms     INTEGER,
+        steps           INTEGER NOT NULL DEFAULT 0,
+        summary_chars   INTEGER NOT NULL DEFAULT 0,
+        result_bytes    INTEGER,
+        granted_caps    TEXT NOT NULL,
+        denied_caps     TEXT NOT NULL,
+        PRIMARY KEY (plan_run_id, child_id)
+      );
+
+      CREATE TABLE plan_events (
+        id           INTEGER PRIMARY KEY,
+        plan_run_id  TEXT NOT NULL,
+        type         TEXT NOT NULL,
+        payload      TEXT NOT NULL,
+        at           INTEGER NOT NULL
+      );
+      CREATE INDEX plan_events_run ON plan_events(plan_run_id, id);
+    `,
+  },
 ];

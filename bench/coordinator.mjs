@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Coordinator benchmark: a plan of N short children (default 200; BENCH_CHILDREN=N)
+// run at concurrency 1, 2 and 8 (BENCH_CONCURRENCY=1,2,8), in process through
+// runPlan (the code `comis run` uses), each child its own real jail.
+// Reports children/s, the coordinator's peak RSS, and the lead context size.
+// A second pass runs children that each print BENCH_BIG_KB of stdout (default
+// 4096 KiB) to show peak RSS does not grow with the children's output.
+// Run after `npm run build:fast`:  node bench/coordinator.mjs
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { runPlan } = await import(join(root, 'dist/lib/coordinator/coordinator.js'));
+const { parsePlanText } = await import(join(root, 'dist/lib/coordinator/plan.js'));
+const { loadConfig, resolveAgent } = await import(join(root, 'dist/lib/config/load.js'));
+const yaml = await import('yaml');
+
+const n = Number(process.env.BENCH_CHILDREN ?? 200);
+const levels = (process.env.BENCH_CONCURRENCY ?? '1,2,8').split(',').map(Number);
+const bigKb = Number(process.env.BENCH_BIG_KB ?? 4096);
+
+function planOf(count, inline) {
+  const children = Array.from({ length: count }, (_, i) => `  - id: c${i}\n    language: js\n    inline: ${JSON.stringify(inline)}\n`).join('');
+  return parsePlanText(`children:\n${children}`, join(tmpdir(), 'bench-plan.yaml'), yaml);
+}
+
+async function measure(label, count, concurrency, inline, config) {
+  const home = mkdtempSync(join(tmpdir(), 'comis-bench-coord-'));
+  if (config) writeFileSync(join(home, 'config.yaml'), config);
+  const lead = resolveAgent(await loadConfig({ home }));
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = performance.now();
+  const res = await runPlan({ plan: planOf(count, inline), lead, home, sessionKey: 's-bench', concurrency });
+  const s = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  rmSync(home, { recursive: true, force: true });
+  const row = {
+    label,
+    children: count,
+    concurrency,
+    done: res.totals.done,
+    seconds: Number(s.toFixed(2)),
+    childrenPerSec: Number((count / s).toFixed(1)),
+    peakRssMb: Number((peak / 1048576).toFixed(1)),
+    leadContextChars: res.leadContext.chars,
+    leadContextPerChild: Math.round(res.leadContext.chars / count),
+  };
+  return row;
+}
+
+const bigConfig = 'agents:\n  default:\n    autonomy:\n      limits:\n        stdoutCapBytes: 67108864\n';
+const bigScript = `const l='x'.repeat(1023)+'\\n';let b='';for(let i=0;i<${bigKb};i++){b+=l;if(b.length>=1<<20){process.stdout.write(b);b='';}}process.stdout.write(b);`;
+const CASES = {
+  trivial: ["console.log('SUMMARY: ok')", undefined],
+  big: [bigScript, bigConfig],
+};
+
+if (process.argv[2] === 'one') {
+  // One measurement per process, so peak RSS (the kernel's high-water mark) is this case's alone.
+  const [, , , kind, count, concurrency] = process.argv;
+  await measure('warm-up', 2, 2, "console.log('ok')");
+  const [inline, config] = CASES[kind];
+  const row = await measure(kind === 'big' ? `big-${bigKb}KiB-each` : kind, Number(count), Number(concurrency), inline, config);
+  row.maxRssMb = Number((process.resourceUsage().maxRSS / 1024).toFixed(1));
+  process.stdout.write(`RESULT ${JSON.stringify(row)}\n`);
+} else {
+  const { execFileSync } = await import('node:child_process');
+  const run = (kind, count, concurrency) => {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), 'one', kind, String(count), String(concurrency)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const row = JSON.parse(out.split('\n').find((l) => l.startsWith('RESULT ')).slice(7));
+    process.stdout.write(`${JSON.stringify(row)}\n`);
+  };
+  for (const c of levels) run('trivial', n, c);
+  run('trivial', Math.max(1, Math.floor(n / 4)), 2);
+  for (const count of [10, 40]) run('big', count, 2);
+}

@@ -1,0 +1,321 @@
+/**
+ * The long-running coordinator: runs a plan's children as isolated
+ * orchestrate runs, at most `concurrency` at once and in DAG order, and
+ * grows the lead's context by each child's bounded summary plus a ResultRef
+ * drill-in line, never by the child's output.
+ *
+ * Security properties:
+ * - Each child is its own orchestrate run, with its own lease, under a
+ *   per-child agent id and workspace ($COMIS_HOME/workspaces/<lead>--<child>);
+ *   it starts with no parent history unless the plan asks for the summary.
+ * - A child's caps are exactly lead caps ∩ requested caps (the runner
+ *   attenuates with `requestedCaps`); what the lead lacks is reported denied.
+ * - The child's full stdout is streamed to a file (the runner's stdoutFile),
+ *   then moved into the child's own workspace; the coordinator keeps only a
+ *   bounded head and tail of it in memory.
+ */
+import { closeSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+
+import { intersectCapabilities, PROFILE_CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
+import { newId } from '../capabilities/lease.js';
+import type { ResolvedAgent } from '../config/load.js';
+import { workspacesDir } from '../config/paths.js';
+import { ComisError } from '../errors.js';
+import type { OrchestrateOutcome } from '../orchestrate/runner.js';
+import { detectKind } from '../resultref/materialize.js';
+import { CHILD_STATES, type ChildState, type CoordinatorEvent, type PlannedChild, type ResultRefInfo } from './events.js';
+import type { Plan, PlanChild } from './plan.js';
+import { DEFAULT_PROGRESS_INTERVAL_MS, startProgressFork } from './progress.js';
+import { announce, boundSummary, summarizeStdout } from './summary.js';
+
+export const DEFAULT_CONCURRENCY = 2;
+export const RESULTS_DIR_NAME = 'comis-results';
+
+export interface RunPlanOptions {
+  plan: Plan;
+  lead: ResolvedAgent;
+  home: string;
+  sessionKey: string;
+  concurrency?: number;
+  progressIntervalMs?: number;
+  onEvent?: (event: CoordinatorEvent) => void;
+  /** Each finished child run's record, to store (content-free). */
+  onChildRun?: (outcome: OrchestrateOutcome) => void;
+  /** Aborting stops the plan: queued children never start, running ones are killed. */
+  signal?: AbortSignal;
+  planRunId?: string;
+}
+
+export interface ChildReport extends PlannedChild {
+  state: ChildState;
+  runId: string | undefined;
+  durationMs: number;
+  stepsExecuted: number;
+  failureClass?: string | undefined;
+  errorCode?: string | undefined;
+  /** The bounded summary the lead received. */
+  summary: string;
+  resultRef?: (ResultRefInfo & { path: string }) | undefined;
+}
+
+export interface PlanRunResult {
+  planRunId: string;
+  sessionKey: string;
+  planName: string;
+  leadAgentId: string;
+  outcome: 'success' | 'failure' | 'interrupted';
+  durationMs: number;
+  totals: Record<ChildState, number>;
+  /** The lead's context: only the announcements (summary + drill-in line) of its children. */
+  leadContext: { chars: number; file: string; text: string };
+  children: ChildReport[];
+}
+
+/** A valid agent id for a child, derived from the lead's: `<lead>--<child>` (hashed down when too long). */
+export function childAgentId(leadId: string, childId: string): string {
+  const plain = `${leadId}--${childId}`;
+  if (plain.length <= 64) return plain;
+  const hash = createHash('sha256').update(plain).digest('hex').slice(0, 8);
+  return `${leadId.slice(0, 64 - childId.length - 2 - 9)}-${hash}--${childId}`;
+}
+
+function emptyTotals(): Record<ChildState, number> {
+  return Object.fromEntries(CHILD_STATES.map((s) => [s, 0])) as Record<ChildState, number>;
+}
+
+/** Reads at most `max` bytes of a file's head. */
+function headOf(path: string, max: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(max);
+    const n = readSync(fd, buf, 0, max, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Moves the child's full stdout into `<child workspace>/comis-results/`.
+ * The workspace is jail-writable, so the directory is checked to be a real
+ * directory (never a planted symlink) before the move.
+ */
+function materializeChildOutput(teePath: string, workspace: string, runId: string, home: string, agentId: string): ResultRefInfo & { path: string } {
+  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  const wsReal = realpathSync(workspace);
+  const dir = join(wsReal, RESULTS_DIR_NAME);
+  try {
+    const st = lstatSync(dir);
+    if (!st.isDirectory()) rmSync(dir, { force: true });
+  } catch {
+    /* absent */
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  if (!lstatSync(dir).isDirectory()) throw new ComisError('IO_ERROR', `The results directory of ${agentId} is not a directory.`);
+  const name = `${runId}.stdout`;
+  const target = join(dir, name);
+  try {
+    renameSync(teePath, target);
+  } catch {
+    copyFileSync(teePath, target);
+    rmSync(teePath, { force: true });
+  }
+  chmodSync(target, 0o644);
+  const bytes = lstatSync(target).size;
+  const kind = bytes === 0 ? 'text' : detectKind(headOf(target, 2048));
+  return { ref: `workspaces/${agentId}/${RESULTS_DIR_NAME}/${name}`, bytes, kind, path: target };
+}
+
+/** Runs a plan to its end (or until aborted) and returns the lead's view of it. */
+export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
+  const { plan, lead, home, sessionKey } = options;
+  const planRunId = options.planRunId ?? newId('p');
+  const concurrency = Math.max(1, options.concurrency ?? plan.concurrency ?? DEFAULT_CONCURRENCY);
+  const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  const emit = (event: CoordinatorEvent): void => options.onEvent?.(event);
+  const started = Date.now();
+  const leadCaps = PROFILE_CAPABILITIES[lead.config.autonomy.profile];
+  const scratch = join(home, 'coordinator', planRunId);
+  mkdirSync(scratch, { recursive: true, mode: 0o700 });
+  const contextFile = join(scratch, 'lead-context.md');
+  const leadContext: string[] = [];
+  let leadContextChars = 0;
+
+  const reports = new Map<string, ChildReport>();
+  for (const c of plan.children) {
+    const granted = intersectCapabilities(leadCaps, c.capabilities);
+    reports.set(c.id, {
+      childId: c.id,
+      agentId: childAgentId(lead.id, c.id),
+      dependsOn: c.dependsOn,
+      requestedCaps: [...c.capabilities],
+      grantedCaps: granted,
+      deniedCaps: c.capabilities.filter((x) => !granted.includes(x)),
+      state: 'queued',
+      runId: undefined,
+      durationMs: 0,
+      stepsExecuted: 0,
+      summary: '',
+    });
+  }
+  emit({
+    type: 'plan:started',
+    planRunId,
+    sessionKey,
+    planName: plan.name,
+    leadAgentId: lead.id,
+    // The lead of a plan acts as a coordinator whatever its configured role: it only routes and reads summaries.
+    leadRole: 'coordinator',
+    concurrency,
+    progressIntervalMs,
+    children: [...reports.values()].map(({ childId, agentId, dependsOn, requestedCaps, grantedCaps, deniedCaps }) => ({ childId, agentId, dependsOn, requestedCaps, grantedCaps, deniedCaps })),
+    timestamp: started,
+  });
+
+  const finish = (r: ChildReport, detail?: string): void => {
+    const text = announce({ childId: r.childId, state: r.state, durationMs: r.durationMs, stepsExecuted: r.stepsExecuted, detail, summary: r.summary, resultRef: r.resultRef });
+    leadContext.push(text);
+    leadContextChars += text.length;
+    emit({
+      type: 'child:finished',
+      planRunId,
+      childId: r.childId,
+      runId: r.runId,
+      agentId: r.agentId,
+      state: r.state,
+      durationMs: r.durationMs,
+      stepsExecuted: r.stepsExecuted,
+      failureClass: r.failureClass as never,
+      errorCode: r.errorCode,
+      summaryChars: r.summary.length,
+      resultRef: r.resultRef ? { ref: r.resultRef.ref, bytes: r.resultRef.bytes, kind: r.resultRef.kind } : undefined,
+      leadContextChars,
+      timestamp: Date.now(),
+    });
+  };
+
+  const { runOrchestrate } = await import('../orchestrate/runner.js');
+
+  const runChild = async (child: PlanChild, r: ChildReport): Promise<void> => {
+    r.state = 'running';
+    const workspace = join(workspacesDir(home), r.agentId);
+    mkdirSync(workspace, { recursive: true, mode: 0o700 });
+    if (child.includeParentHistory === 'summary') {
+      // Only the lead's context (announcements) so far, bounded: never a raw transcript.
+      const parentSummary = join(realpathSync(workspace), 'parent_summary.md');
+      rmSync(parentSummary, { force: true });
+      writeFileSync(parentSummary, boundSummary(leadContext.join(''), child.summaryMaxChars), { mode: 0o644, flag: 'wx' });
+    }
+    const agent: ResolvedAgent = { id: r.agentId, config: lead.config, workspace };
+    const teePath = join(scratch, `${child.id}.stdout`);
+    rmSync(teePath, { force: true });
+    const t0 = Date.now();
+    let steps = 0;
+    let fork: { stop(): void } | undefined;
+    let detail: string | undefined;
+    try {
+      const outcome = await runOrchestrate({
+        source: child.source,
+        displayName: child.displayName,
+        language: child.language,
+        agent,
+        home,
+        sessionKey,
+        timeoutMs: child.timeoutMs,
+        requestedCaps: r.grantedCaps,
+        parentRunId: planRunId,
+        stdoutFile: teePath,
+        signal: options.signal,
+        onEvent: (e) => {
+          if (e.type === 'capability:audited') steps++;
+          else if (e.type === 'run:started') {
+            r.runId = e.runId;
+            emit({ type: 'child:started', planRunId, childId: child.id, runId: e.runId, agentId: r.agentId, timestamp: Date.now() });
+            fork = startProgressFork({ runId: e.runId, agentId: r.agentId, startedAt: t0, intervalMs: progressIntervalMs, steps: () => steps, emit });
+          }
+        },
+      });
+      fork?.stop();
+      options.onChildRun?.(outcome);
+      const res = outcome.public;
+      r.runId = res.runId;
+      r.durationMs = res.durationMs;
+      r.failureClass = res.failureClass;
+      r.state = options.signal?.aborted && res.outcome === 'failure' ? 'cancelled' : res.outcome === 'success' ? 'done' : res.failureClass === 'timeout' ? 'timed_out' : 'failed';
+      if (r.state === 'cancelled') r.failureClass = undefined;
+      else if (res.failureClass) detail = `${res.failureClass}${res.exitCode !== null && res.failureClass === 'nonzero_exit' ? `, exit ${res.exitCode}` : ''}`;
+      r.summary = summarizeStdout(res.stdout, child.summaryMaxChars).text;
+      try {
+        r.resultRef = materializeChildOutput(teePath, workspace, res.runId, home, r.agentId);
+      } catch {
+        r.resultRef = undefined;
+      }
+    } catch (err) {
+      fork?.stop();
+      r.state = 'failed';
+      r.durationMs = Date.now() - t0;
+      r.errorCode = err instanceof ComisError ? err.code : 'INTERNAL';
+      detail = r.errorCode;
+      r.summary = boundSummary(err instanceof Error ? err.message : String(err), child.summaryMaxChars);
+    } finally {
+      rmSync(teePath, { force: true });
+    }
+    r.stepsExecuted = steps;
+    if (r.deniedCaps.length > 0) detail = [detail, `denied ${r.deniedCaps.join(', ')}`].filter(Boolean).join('; ');
+    finish(r, detail);
+  };
+
+  // The scheduler: start ready children (deps done) up to the concurrency; skip those whose deps failed.
+  const running = new Map<string, Promise<void>>();
+  const pending = [...plan.children];
+  for (;;) {
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (let i = 0; i < pending.length; i++) {
+        const child = pending[i]!;
+        const r = reports.get(child.id)!;
+        const depStates = child.dependsOn.map((d) => reports.get(d)!.state);
+        const aborted = options.signal?.aborted === true;
+        if (aborted || depStates.some((s) => s !== 'done' && s !== 'queued' && s !== 'running')) {
+          r.state = aborted ? 'cancelled' : 'skipped';
+          const failedDep = child.dependsOn.find((d) => !['done', 'queued', 'running'].includes(reports.get(d)!.state));
+          r.summary = aborted ? 'not started: the plan was stopped' : `not started: dependency ${failedDep} did not succeed`;
+          pending.splice(i--, 1);
+          finish(r);
+          changed = true;
+        } else if (running.size < concurrency && depStates.every((s) => s === 'done')) {
+          pending.splice(i--, 1);
+          const p = runChild(child, r).finally(() => running.delete(child.id));
+          running.set(child.id, p);
+          changed = true;
+        }
+      }
+    }
+    if (running.size === 0) break;
+    await Promise.race(running.values());
+  }
+
+  const totals = emptyTotals();
+  for (const r of reports.values()) totals[r.state]++;
+  const text = leadContext.join('');
+  writeFileSync(contextFile, text, { mode: 0o600 });
+  const outcome = options.signal?.aborted ? 'interrupted' : totals.done === plan.children.length ? 'success' : 'failure';
+  const durationMs = Date.now() - started;
+  emit({ type: 'plan:finished', planRunId, outcome, durationMs, totals, leadContextChars, timestamp: Date.now() });
+  return {
+    planRunId,
+    sessionKey,
+    planName: plan.name,
+    leadAgentId: lead.id,
+    outcome,
+    durationMs,
+    totals,
+    leadContext: { chars: leadContextChars, file: contextFile, text },
+    children: [...reports.values()],
+  };
+}
+
+export type { Capability };

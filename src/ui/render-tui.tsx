@@ -1,0 +1,31 @@
+/** Mounts the coordinator TUI on the terminal (imported lazily by `comis run`). */
+import { render } from 'ink';
+
+import type { CoordinatorEvent } from '../lib/coordinator/events.js';
+import { CoordinatorApp } from './coordinator-app.js';
+import { createEventBus } from './event-bus.js';
+
+export interface TuiHandle {
+  onEvent: (event: CoordinatorEvent) => void;
+  /** Unmounts (idempotent) and waits until Ink released the terminal. */
+  close: () => Promise<void>;
+}
+
+export function startTui(options: { onQuit: () => void; follow?: boolean }): TuiHandle {
+  const bus = createEventBus();
+  const instance = render(<CoordinatorApp subscribe={bus.subscribe} onQuit={options.onQuit} follow={options.follow ?? false} />, {
+    exitOnCtrlC: false,
+    stdout: process.stderr.isTTY && !process.stdout.isTTY ? process.stderr : process.stdout,
+  });
+  return {
+    onEvent: bus.publish,
+    async close() {
+      // Let the final frame (the plan's outcome) render: the app exits by itself on plan:finished.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([instance.waitUntilExit().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 300)))]);
+      clearTimeout(timer);
+      instance.unmount();
+      await instance.waitUntilExit().catch(() => undefined);
+    },
+  };
+}

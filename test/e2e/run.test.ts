@@ -1,0 +1,207 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { jailUidFor } from '../../src/lib/orchestrate/runner.js';
+import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
+import { makeHome } from '../helpers/orchestrate.js';
+import { tempDir } from '../helpers/temp.js';
+
+function ndjson(text: string): any[] {
+  return text.trim().split('\n').map((l) => parseJson(l));
+}
+
+function writePlan(text: string): string {
+  const file = join(tempDir('comis-plan-'), 'plan.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Starts `comis` in the background; resolves lines of stdout as they come. */
+function startComis(args: string[], home: string) {
+  const child = spawn(process.execPath, [comisBin, ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters: { pred: (s: string) => boolean; resolve: () => void }[] = [];
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of waiters.splice(0)) (w.pred(out) ? w.resolve : () => waiters.push(w))();
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return {
+    child,
+    exited,
+    output: () => out,
+    waitFor: (pred: (s: string) => boolean) => new Promise<void>((resolve) => (pred(out) ? resolve() : waiters.push({ pred, resolve }))),
+  };
+}
+
+/** Live (non-zombie) processes running as `uid`: each jail runs as its workspace's own unprivileged uid. */
+function processesOfUid(uid: number): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(status) && !/^State:\s+Z/m.test(status)) found.push(Number(pid));
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+const DAG_PLAN = `
+name: e2e
+children:
+  - id: first
+    language: js
+    inline: "console.log('SUMMARY: first ok')"
+  - id: second
+    language: py
+    inline: "print('second')"
+    dependsOn: [first]
+  - id: broken
+    language: js
+    inline: "process.exit(3)"
+  - id: after-broken
+    language: js
+    inline: "console.log('never')"
+    dependsOn: [broken]
+  - id: slow
+    language: js
+    inline: "setTimeout(() => {}, 60000)"
+    timeoutMs: 400
+  - id: writer
+    language: js
+    inline: "console.log('ran without write')"
+    capabilities: [orch:read, orch:write]
+`;
+
+describe('comis run', () => {
+  it('--json: a DAG with a failing, a timing-out and a denied-capability child, as NDJSON', () => {
+    const h = makeHome('agents:\n  lead:\n    autonomy:\n      profile: assistant\n');
+    const res = h.run(['run', writePlan(DAG_PLAN), '--json', '--progress-interval-ms', '200']);
+    expect(res.status).toBe(1);
+    const lines = ndjson(res.stdout);
+    const envelope = lines.at(-1)!;
+    expect(envelope.status).toBe('fail');
+    const events = lines.slice(0, -1);
+    expect(events[0].type).toBe('plan:started');
+    expect(events.at(-1).type).toBe('plan:finished');
+    const writer = events[0].children.find((c: any) => c.childId === 'writer');
+    expect(writer).toMatchObject({ agentId: 'lead--writer', grantedCaps: ['orch:read'], deniedCaps: ['orch:write'] });
+    const states = Object.fromEntries(events.filter((e) => e.type === 'child:finished').map((e) => [e.childId, e.state]));
+    expect(states).toEqual({ first: 'done', second: 'done', broken: 'failed', 'after-broken': 'skipped', slow: 'timed_out', writer: 'done' });
+    const result = envelope.result;
+    expect(result.totals).toMatchObject({ done: 3, failed: 1, timed_out: 1, skipped: 1 });
+    const first = result.children.find((c: any) => c.childId === 'first');
+    expect(first.summary).toBe('first ok');
+    expect(readFileSync(join(h.home, first.resultRef.ref), 'utf8')).toBe('SUMMARY: first ok\n');
+    expect(readFileSync(result.leadContext.file, 'utf8')).toContain(`Full result (drill in with read/grep/jq): ${first.resultRef.ref} (18B, text)`);
+    // Child runs are recorded under the session with the plan run as parent.
+    const explain = h.run(['explain', result.sessionKey, '--json']);
+    expect(explain.status).toBe(0);
+    expect(JSON.stringify(parseJson(explain.stdout))).toContain(first.runId);
+  });
+
+  it('a cycle is a usage error before anything runs', () => {
+    const h = makeHome();
+    const res = h.run(['run', writePlan('children:\n  - {id: a, inline: x, language: js, dependsOn: [b]}\n  - {id: b, inline: x, language: js, dependsOn: [a]}\n')]);
+    expect(res.status).toBe(2);
+    expect(res.stderr).toContain('cycle: a → b → a');
+    expect(existsSync(join(h.home, 'workspaces'))).toBe(false);
+  });
+
+  it('plain lines without a TTY: progress at the interval, stopping at the child end; the process exits', () => {
+    const h = makeHome();
+    const plan = writePlan('children:\n  - id: ticker\n    language: js\n    inline: "setTimeout(() => console.log(\'SUMMARY: ticked\'), 900)"\n');
+    const res = h.run(['run', plan, '--progress-interval-ms', '200']);
+    expect(res.status).toBe(0);
+    const lines = res.stdout.split('\n');
+    const progress = lines.filter((l) => /^\[ticker\] running, step 0/.test(l));
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    const end = lines.findIndex((l) => l.startsWith('[ticker] done'));
+    expect(lines.slice(end).some((l) => l.includes('running, step'))).toBe(false);
+    expect(res.stdout).toContain('--- lead context');
+    expect(res.stdout).toContain('ticked');
+  });
+
+  it('--follow sees a run another process is executing', async () => {
+    const h = makeHome();
+    const plan = writePlan('children:\n  - id: a\n    language: js\n    inline: "setTimeout(() => console.log(\'a\'), 1500)"\n  - id: b\n    language: js\n    dependsOn: [a]\n    inline: "console.log(\'b\')"\n');
+    const runner = startComis(['run', plan, '--json', '--progress-interval-ms', '200'], h.home);
+    await runner.waitFor((s) => s.includes('"child:started"'));
+    const planRunId = ndjson(runner.output().split('\n')[0]!)[0].planRunId as string;
+    const follower = startComis(['run', '--follow', planRunId, '--json'], h.home);
+    const [code, followCode] = await Promise.all([runner.exited, follower.exited]);
+    expect(code).toBe(0);
+    expect(followCode).toBe(0);
+    const seen = ndjson(follower.output());
+    const types = seen.map((e) => e.type);
+    expect(types[0]).toBe('plan:started');
+    expect(types).toContain('child:started');
+    expect(types).toContain('session:sub_agent_progress');
+    expect(seen.at(-2).type).toBe('plan:finished');
+    expect(seen.at(-1).result).toEqual({ planRunId, status: 'success' });
+    const unknown = h.run(['run', '--follow', 'p-000000000000']);
+    expect(unknown.status).toBe(2);
+  });
+
+  it('Ctrl-C stops the children: no jailed process is left alive', async () => {
+    const h = makeHome();
+    const plan = writePlan('children:\n  - id: forever\n    language: js\n    inline: "setInterval(() => {}, 1000)"\n    timeoutMs: 600000\n  - id: later\n    language: js\n    dependsOn: [forever]\n    inline: "console.log(1)"\n');
+    const runner = startComis(['run', plan, '--no-tui'], h.home);
+    await runner.waitFor((s) => s.includes('[forever] running'));
+    const uid = process.getuid?.() === 0 ? jailUidFor(realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
+    if (uid >= 0) expect(processesOfUid(uid).length).toBeGreaterThan(0);
+    runner.child.kill('SIGINT');
+    const code = await runner.exited;
+    expect(code).toBe(1);
+    expect(runner.output()).toMatch(/\[forever\] cancelled after/);
+    expect(runner.output()).toMatch(/\[later\] cancelled/);
+    expect(runner.output()).toContain('plan interrupted');
+    if (uid >= 0) expect(processesOfUid(uid)).toEqual([]);
+  });
+
+  it('TUI on a terminal: Ctrl-C stops the plan cleanly, no jailed process left', () => {
+    const h = makeHome();
+    const plan = writePlan('children:\n  - id: forever\n    language: js\n    inline: "setInterval(() => {}, 1000)"\n    timeoutMs: 600000\n');
+    // A real pseudo-terminal (python3's pty), so Ink renders and reads keys in raw mode.
+    const driver = join(tempDir(), 'drive_tty.py');
+    writeFileSync(
+      driver,
+      `import os, pty, select, struct, fcntl, termios, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 130, 0, 0))
+out, sent, t0 = b'', False, time.time()
+while time.time() - t0 < 60:
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            break
+        if not d:
+            break
+        out += d
+    if not sent and b'running ' in out and b'started' in out:
+        os.write(fd, b'\\x03'); sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write('EXIT %d\\n' % os.waitstatus_to_exitcode(status))
+sys.stdout.buffer.write(out)
+`,
+    );
+    const res = spawnSync('python3', [driver, process.execPath, comisBin, 'run', plan], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h.home, COMIS_HOME: h.home }, encoding: 'utf8', timeout: 90_000 });
+    expect(res.stderr).toBe('');
+    const text = res.stdout.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, '');
+    expect(text).toMatch(/^EXIT 1$/m);
+    expect(text).toContain('q or Ctrl-C: quit');
+    expect(text).toMatch(/forever\s+cancelled/);
+    expect(text).toContain('interrupted in');
+    const uid = process.getuid?.() === 0 ? jailUidFor(realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
+    if (uid >= 0) expect(processesOfUid(uid)).toEqual([]);
+  });
+});
