@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { jailUidFor } from '../../src/lib/orchestrate/runner.js';
+import { deriveJailUid as jailUidFor } from '../../src/lib/jail/host.js';
 import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';

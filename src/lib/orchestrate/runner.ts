@@ -96,14 +96,6 @@ export interface OrchestrateResult {
   savings?: { estSavedTokens: number; savedRatio?: number };
 }
 
-/** A stable unprivileged host uid per workspace, so concurrent agents do not share a process count. */
-export function jailUidFor(workspaceReal: string): number {
-  if (process.getuid?.() !== 0) return process.getuid?.() ?? 65534;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < workspaceReal.length; i++) h = Math.imul(h ^ workspaceReal.charCodeAt(i), 0x01000193) >>> 0;
-  return 200_000 + (h % 100_000);
-}
-
 function ensureWorkspace(path: string): string {
   mkdirSync(path, { recursive: true, mode: 0o700 });
   const real = realpathSync(path);
@@ -209,9 +201,10 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 });
 
   // 5. Run directory (outside the workspace; the jail sees it read-only).
-  const workspaceReal = ensureWorkspace(options.agent.workspace);
-  const hostUid = jailUidFor(workspaceReal);
-  if (process.getuid?.() === 0) chownSync(workspaceReal, hostUid, hostUid);
+  // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
+  const root = process.getuid?.() === 0;
+  const hostUid = root ? jail.deriveJailUid(realpathSync(ensureWorkspace(options.agent.workspace))) : (process.getuid?.() ?? 65534);
+  const workspaceReal = jail.prepareWritableDir(options.agent.workspace, hostUid);
   const runDir = join(tmpdir(), `comis-run-${runId}`);
   const sdkDir = join(runDir, 'sdk');
   const resultsDir = join(runDir, 'results');
@@ -292,7 +285,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         },
       }),
     });
-    if (process.getuid?.() === 0) chownSync(sockDir, hostUid, hostUid);
+    if (root) chownSync(sockDir, hostUid, hostUid);
     mark('socket');
 
     const command =
