@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// `comis skill scan` benchmark (not a test: it prints figures and asserts nothing).
+//   1. throughput: MB/s over the benign development corpus, concatenated and file by file;
+//   2. worst cases: each rule's `worstCase` repeated to 1 MB (the ReDoS inputs), scan time;
+//   3. CLI: wall time of `comis skill scan` on the whole corpus against `node -e 0`,
+//      next to the in-process scan time, and the heavy modules the command loaded (none expected).
+// Run after a build (`npm run build` or `npm run build:fast`):  node bench/skill-scan.mjs
+// BENCH_RUNS=N sets the CLI repetitions (default 7).
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const corpus = join(root, '..', 'shared', 'corpus', 'skills');
+const bin = join(root, 'bin', 'comis.js');
+const runs = Number(process.env.BENCH_RUNS ?? 7);
+const { scanSkillContent } = await import(join(root, 'dist/lib/skills/scanner.js'));
+const { scanSkillPaths } = await import(join(root, 'dist/lib/skills/scan-paths.js'));
+const { RULES } = await import(join(root, 'dist/lib/skills/rules.js'));
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function time(fn, repeat = 1) {
+  const samples = [];
+  for (let i = 0; i < repeat; i++) {
+    const start = process.hrtime.bigint();
+    fn();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return median(samples);
+}
+
+if (!existsSync(join(corpus, 'manifest.tsv'))) {
+  out(`corpus not found at ${corpus}`);
+  process.exit(2);
+}
+
+// 1. Throughput over the benign corpus.
+const benignDir = join(corpus, 'benign');
+const benign = readdirSync(benignDir).sort().map((f) => readFileSync(join(benignDir, f), 'utf8'));
+const concatenated = benign.join('\n\n');
+const bytes = Buffer.byteLength(concatenated);
+scanSkillContent(concatenated); // warm-up (JIT, regex compilation)
+const concatMs = time(() => scanSkillContent(concatenated), 5);
+const perFileMs = time(() => {
+  for (const text of benign) scanSkillContent(text);
+}, 5);
+out(`comis skill scan benchmark, node ${process.version}`);
+out();
+out(`1. Throughput over the benign corpus (${benign.length} files, ${(bytes / 1e6).toFixed(2)} MB), median of 5:`);
+out(`   concatenated into one text   ${concatMs.toFixed(0).padStart(6)} ms   ${(bytes / 1e6 / (concatMs / 1000)).toFixed(2)} MB/s`);
+out(`   file by file                 ${perFileMs.toFixed(0).padStart(6)} ms   ${(bytes / 1e6 / (perFileMs / 1000)).toFixed(2)} MB/s`);
+
+// 2. Worst cases: 1 MB of each rule's worst case (the ReDoS test inputs), plus the classic ones.
+const ONE_MB = 1024 * 1024;
+const fill = (unit) => unit.repeat(Math.ceil(ONE_MB / unit.length)).slice(0, ONE_MB);
+const cases = [
+  ...RULES.filter((r) => r.kind !== 'artifact' && r.kind !== 'spec').map((r) => [r.id, r.worstCase]),
+  ['(unclosed <!--)', '<!--'],
+  ['($( repeated)', '$('],
+  ['(long curl ... | lines)', `curl -s https://x.example/${'a'.repeat(500)} `],
+  ['(near-base64 runs)', 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0123456789abcdefghijklmnopqrstuv='],
+];
+const worst = cases.map(([id, unit]) => {
+  const text = fill(unit);
+  return { id, ms: Math.max(time(() => scanSkillContent(text)), time(() => scanSkillContent(text, { kind: 'script', path: 'run.sh' }))) };
+});
+worst.sort((a, b) => b.ms - a.ms);
+out();
+out(`2. Worst cases: whole scan of 1 MB of each rule's worst case (slowest of Markdown/script), ${worst.length} inputs:`);
+for (const w of worst.slice(0, 12)) out(`   ${w.id.padEnd(28)} ${w.ms.toFixed(0).padStart(6)} ms   ${(1.048576 / (w.ms / 1000)).toFixed(2)} MB/s`);
+out(`   ... slowest ${worst[0].ms.toFixed(0)} ms, median ${median(worst.map((w) => w.ms)).toFixed(0)} ms, total ${(worst.reduce((n, w) => n + w.ms, 0) / 1000).toFixed(1)} s`);
+
+// 3. The CLI on the whole corpus, rebuilt as directory trees from the manifest.
+const tree = mkdtempSync(join(tmpdir(), 'comis-bench-corpus-'));
+const rows = readFileSync(join(corpus, 'manifest.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
+for (const [file, , , repo, , sourcePath] of rows) {
+  const target = join(tree, repo, sourcePath);
+  mkdirSync(dirname(target), { recursive: true });
+  copyFileSync(join(corpus, file), target);
+}
+const home = mkdtempSync(join(tmpdir(), 'comis-bench-home-'));
+const env = { PATH: process.env.PATH, HOME: home, COMIS_HOME: home };
+function wall(args) {
+  const samples = [];
+  for (let i = 0; i < runs + 1; i++) {
+    const start = process.hrtime.bigint();
+    const res = spawnSync(process.execPath, args, { env, cwd: tree, stdio: ['ignore', 'ignore', 'pipe'] });
+    if (res.status !== 0 && res.status !== 1) throw new Error(`${args.join(' ')} exited ${res.status}: ${res.stderr}`);
+    if (i > 0) samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return median(samples);
+}
+const nodeMs = wall(['-e', '0']);
+const cliMs = wall([bin, 'skill', 'scan', '.', '--format', 'json', '--fail-on', 'never']);
+let report;
+const inProcessMs = time(() => {
+  report = scanSkillPaths({ paths: ['.'], cwd: tree, root: tree, failOn: 'never' });
+}, 3);
+const traceFile = join(home, 'trace.txt');
+spawnSync(process.execPath, [bin, 'skill', 'scan', '.', '--format', 'sarif'], {
+  env: { ...env, NODE_OPTIONS: `--import=${join(root, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: traceFile },
+  cwd: tree,
+  stdio: 'ignore',
+});
+const heavy = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter((m) => /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/pino\//.test(m)) : ['(trace missing)'];
+out();
+out(`3. CLI on the whole corpus (${report.summary.files} files), median of ${runs} runs:`);
+out(`   node -e 0                              ${nodeMs.toFixed(0).padStart(6)} ms`);
+out(`   comis skill scan . --format json       ${cliMs.toFixed(0).padStart(6)} ms   (${(cliMs / nodeMs).toFixed(2)}x node -e 0)`);
+out(`   in-process scan of the same tree       ${inProcessMs.toFixed(0).padStart(6)} ms`);
+out(`   start-up + output overhead             ${(cliMs - nodeMs - inProcessMs).toFixed(0).padStart(6)} ms   (wall - node - scan)`);
+out(`   heavy modules loaded (SQLite, Ink, DuckDB, undici, pino): ${heavy.length === 0 ? 'none' : heavy.join(', ')}`);
+rmSync(tree, { recursive: true, force: true });
+rmSync(home, { recursive: true, force: true });

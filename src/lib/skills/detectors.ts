@@ -1,0 +1,455 @@
+/**
+ * Rules that are code rather than one regex: hiding techniques (comments,
+ * tag characters, bidi controls, invisible characters, padding), encoded
+ * payloads that are decoded and rescanned, homoglyph words and
+ * download-then-run. Each walks the text once (linear); decoding work is
+ * capped per file.
+ */
+import type { MarkdownRegions } from './markdown-regions.js';
+import type { ContentKind, ScanSeverity, ScanView } from './types.js';
+import {
+  codePointLabel,
+  confusableSkeleton,
+  escapeForDisplay,
+  isAsciiAlphanumeric,
+  isBidiControl,
+  isBidiOverride,
+  isEmoji,
+  isInvisible,
+  isLetter,
+  isTagCharacter,
+} from './unicode.js';
+
+/** A detector's finding before context and line numbers are added. */
+export interface RawHit {
+  ruleId: string;
+  start: number;
+  end: number;
+  message?: string;
+  severity?: ScanSeverity;
+  view?: ScanView;
+}
+
+/** A finding of the rescan of decoded text: which rule, and what it matched. */
+export interface InnerHit {
+  ruleId: string;
+  matched: string;
+}
+
+export interface DetectorInput {
+  raw: string;
+  kind: ContentKind;
+  regions: MarkdownRegions | undefined;
+  /** Findings of the regex rules so far (raw offsets), for the comment detector. */
+  earlier: readonly { ruleId: string; start: number; end: number }[];
+  /** Runs the regex rules on decoded text. */
+  rescan(text: string): InnerHit[];
+  /** Nesting depth of decoding (the rescan of decoded text does not decode again past 2). */
+  depth: number;
+}
+
+const MAX_DECODE_CANDIDATES = 2_000;
+const MAX_DECODED_PREVIEW = 80;
+
+function preview(text: string): string {
+  const flat = escapeForDisplay(text.length > MAX_DECODED_PREVIEW ? `${text.slice(0, MAX_DECODED_PREVIEW)}…` : text);
+  return `"${flat}"`;
+}
+
+function isMostlyPrintable(text: string): boolean {
+  if (text.length === 0) return false;
+  let bad = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0xfffd || (c >= 0x7f && c < 0xa0)) bad += 1;
+  }
+  return bad / text.length < 0.05;
+}
+
+/** Several words (letters separated by spaces or underscores) or a URL: text meant to be read. */
+function looksLikeReadableText(text: string): boolean {
+  if (/https?:\/\//i.test(text)) return true;
+  const words = text.match(/[A-Za-z]{2,}(?=[\s_]|$)/g);
+  const separators = text.match(/[ _]/g);
+  return (words?.length ?? 0) >= 4 && (separators?.length ?? 0) >= 3;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: false });
+
+function decodeBase64(candidate: string): string | undefined {
+  const body = candidate.replace(/=+$/, '');
+  if (body.length % 4 === 1) return undefined;
+  const bytes = Buffer.from(body, body.includes('-') || body.includes('_') ? 'base64url' : 'base64');
+  if (bytes.length === 0) return undefined;
+  return UTF8.decode(bytes);
+}
+
+const DATA_URI_MAGIC: Record<string, (b: Buffer) => boolean> = {
+  'image/png': (b) => b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47,
+  'image/jpeg': (b) => b[0] === 0xff && b[1] === 0xd8,
+  'image/jpg': (b) => b[0] === 0xff && b[1] === 0xd8,
+  'image/gif': (b) => b.subarray(0, 3).toString('latin1') === 'GIF',
+  'image/webp': (b) => b.subarray(0, 4).toString('latin1') === 'RIFF',
+  'image/x-icon': (b) => b[0] === 0 && b[1] === 0,
+  'application/pdf': (b) => b.subarray(0, 4).toString('latin1') === '%PDF',
+  'font/woff2': (b) => b.subarray(0, 4).toString('latin1') === 'wOF2',
+  'font/woff': (b) => b.subarray(0, 4).toString('latin1') === 'wOFF',
+};
+
+/**
+ * Base64 candidates (16+ chars) are decoded; readable text and anything the
+ * rules flag after decoding is reported (payloads can be far shorter than
+ * the seed's 80-char threshold). Long blobs that do not decode to text are
+ * OBF_BASE64_LONG unless they are a data: URI whose bytes match its type.
+ */
+export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const { raw } = input;
+  const candidate = /(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
+  let decoded = 0;
+  for (let m = candidate.exec(raw); m; m = candidate.exec(raw)) {
+    const text = m[0];
+    const hasLower = /[a-z]/.test(text);
+    const hasUpper = /[A-Z]/.test(text);
+    const hasDigit = /[0-9]/.test(text);
+    if (!(hasLower && hasUpper)) continue;
+    const separators = (text.match(/[-_/+]/g) ?? []).length;
+    if (separators / text.length > 0.15) continue; // paths, slugs, kebab-case
+    if (decoded++ > MAX_DECODE_CANDIDATES) break;
+    const start = m.index;
+    const end = start + text.length;
+    const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
+    const plain = decodeBase64(text);
+    const printable = plain !== undefined && plain.length >= 8 && isMostlyPrintable(plain);
+    if (printable) {
+      const inner = input.depth < 2 ? input.rescan(plain) : [];
+      if (inner.length > 0) {
+        const ids = [...new Set(inner.map((h) => h.ruleId))].join(', ');
+        emit({ ruleId: 'OBF_BASE64_PAYLOAD', start, end, view: 'decoded-base64', message: `base64 decodes to text that triggers ${ids}: ${preview(plain)}` });
+        continue;
+      }
+      if (looksLikeReadableText(plain)) {
+        emit({ ruleId: 'OBF_BASE64_PAYLOAD', start, end, severity: 'WARN', view: 'decoded-base64', message: `base64 hides readable text: ${preview(plain)}` });
+        continue;
+      }
+    }
+    if (text.length < 80 || !hasDigit) continue;
+    if (dataUri) {
+      const mime = dataUri[1]!.toLowerCase();
+      const magic = DATA_URI_MAGIC[mime];
+      const bytes = Buffer.from(text.replace(/=+$/, ''), 'base64');
+      if (magic?.(bytes) || mime === 'image/svg+xml' || mime.startsWith('font/')) continue;
+      if (magic) {
+        emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: `data: URI claims ${mime} but its bytes are not ${mime}` });
+        continue;
+      }
+    }
+    emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: printable ? `Long base64 string (${text.length} chars) decoding to ${preview(plain!)}` : `Long base64 string (${text.length} chars) of binary data` });
+  }
+}
+
+/** Hex and percent escapes (OBF_HEX_LONG matches) are decoded and rescanned. */
+export function detectHexPayload(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  if (input.depth >= 2) return;
+  const run = /(?:\\x[0-9a-f]{2}){8,}|(?:\\u00[0-9a-f]{2}){8,}|(?:%[0-9a-f]{2}){8,}/gi;
+  for (let m = run.exec(input.raw); m; m = run.exec(input.raw)) {
+    const codes = m[0].match(/[0-9a-f]{2}(?=\\|%|$)/gi) ?? [];
+    const plain = Buffer.from(codes.map((h) => parseInt(h, 16))).toString('utf8');
+    if (!isMostlyPrintable(plain)) continue;
+    const inner = input.rescan(plain);
+    if (inner.length > 0 || looksLikeReadableText(plain)) {
+      const ids = [...new Set(inner.map((h) => h.ruleId))].join(', ');
+      emit({
+        ruleId: 'OBF_BASE64_PAYLOAD',
+        start: m.index,
+        end: m.index + m[0].length,
+        severity: inner.length > 0 ? 'CRITICAL' : 'WARN',
+        view: 'decoded-hex',
+        message: inner.length > 0 ? `hex escapes decode to text that triggers ${ids}: ${preview(plain)}` : `hex escapes hide readable text: ${preview(plain)}`,
+      });
+    }
+  }
+}
+
+const DANGEROUS_NAME = /\b(?:exec|eval|system|popen|spawn|subprocess|__import__|import|getattr|compile|curl|wget|bash|sh|powershell|child_process|require)\b/;
+
+/** Lists of character codes next to chr()/fromCharCode/bytes() are decoded. */
+export function detectCharCodes(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const { raw } = input;
+  const list = /\b\d{2,3}(?:[ \t]{0,3},[ \t]{0,3}\d{2,3}){3,}\b/g;
+  let count = 0;
+  for (let m = list.exec(raw); m; m = list.exec(raw)) {
+    const around = raw.slice(Math.max(0, m.index - 150), Math.min(raw.length, m.index + m[0].length + 60));
+    if (!/\bchr\s{0,2}\(|fromCharCode|\bbytes\s{0,2}\(|\bbytearray\s{0,2}\(|\bString\.fromCodePoint/.test(around)) continue;
+    const codes = m[0].split(',').map((s) => Number(s.trim()));
+    if (codes.some((c) => c < 32 || c > 126)) continue;
+    const plain = String.fromCharCode(...codes);
+    if (!/[A-Za-z]{3,}/.test(plain)) continue;
+    if (count++ > 200) break;
+    const inner = input.depth < 2 ? input.rescan(plain) : [];
+    const dangerous = DANGEROUS_NAME.test(plain) || inner.length > 0;
+    emit({
+      ruleId: 'OBF_CHARCODE',
+      start: m.index,
+      end: m.index + m[0].length,
+      severity: dangerous ? 'CRITICAL' : 'WARN',
+      view: 'decoded-charcodes',
+      message: `character codes spell ${preview(plain)}${dangerous ? ' (a code-execution or network name)' : ''}`,
+    });
+  }
+}
+
+/** Latin words containing Cyrillic/Greek/Armenian look-alike letters. */
+export function detectHomoglyphs(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const { raw } = input;
+  if (/^[\x00-\x7f]*$/.test(raw)) return;
+  // Only words with a non-ASCII letter can mix scripts: jump from one to the next.
+  const nonAscii = /[^\x00-\x7f]/g;
+  const wordChar = /[\p{L}\p{M}\p{N}_]/u;
+  let count = 0;
+  for (let n = nonAscii.exec(raw); n; n = nonAscii.exec(raw)) {
+    let start = n.index;
+    let end = n.index;
+    while (start > 0 && n.index - start < 64 && wordChar.test(raw[start - 1]!)) start -= 1;
+    while (end < raw.length && end - n.index < 64 && wordChar.test(raw[end]!)) end += 1;
+    nonAscii.lastIndex = Math.max(end, n.index + 1);
+    if (end - start < 2) continue;
+    const m = { index: start, 0: raw.slice(start, end) };
+    const text = m[0];
+    if (/^[\x00-\x7f]*$/.test(text) || !/[A-Za-z]/.test(text)) continue;
+    const swaps: string[] = [];
+    let skeleton = '';
+    let foreignLetters = 0;
+    for (const ch of text) {
+      const cp = ch.codePointAt(0)!;
+      if (cp < 0x80) {
+        skeleton += ch.toLowerCase();
+        continue;
+      }
+      const latin = confusableSkeleton(ch.toLowerCase().codePointAt(0)!);
+      if (latin) {
+        swaps.push(`${ch} ${codePointLabel(cp)}`);
+        skeleton += latin;
+      } else if (isLetter(cp)) foreignLetters += 1;
+      else skeleton += ch;
+    }
+    if (swaps.length === 0 || foreignLetters > 0) continue;
+    if (count++ >= 50) break;
+    emit({ ruleId: 'OBF_HOMOGLYPH', start: m.index, end: m.index + text.length, view: 'normalized', message: `"${text}" reads as "${skeleton}" but contains ${swaps.join(', ')}` });
+  }
+}
+
+const COMMAND_LINE = /(?:^|\n)[ \t]{0,8}(?:\$[ \t]{1,4})?(?:curl|wget|bash|sh|zsh|python[23]?|node|npm|npx|pip[23]?|git|rm|chmod|sudo|nc|ssh|scp|eval|exec|powershell|iex)\b[ \t]{1,8}\S/i;
+const AGENT_DIRECTIVE =
+  /(?<![-\w])(?:ignore|disregard)(?![-\w])|\b(?:do\s{1,4}not|don't|never)\s{1,4}(?:mention|tell|show|reveal|render|display|surface|announce|disclose)\b|\bbefore\s{1,4}(?:you|answering|responding|replying|writing|running|executing|summari[sz]ing|doing)\b|\b(?:you|the\s{1,4}(?:agent|assistant|model|ai))\s{1,4}(?:must|should|will|shall)\b|\b(?:run|execute)\s{0,4}:|\bsystem\s{1,4}note\b/i;
+const CONCEALMENT = /\b(?:do\s{1,4}not|don't|never)\s{1,4}(?:mention|tell|reveal|surface|announce|disclose)\b|\bdo\s{1,4}not\s{1,4}render\b|\bhidden\s{1,4}from\b|\bsilently\b/i;
+
+/** HTML comments (outside code) that carry instructions, commands or links; unterminated comments. */
+export function detectHtmlComments(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const regions = input.regions;
+  if (!regions) return;
+  let emitted = 0;
+  for (const comment of regions.comments) {
+    if (!comment.terminated) {
+      emit({
+        ruleId: 'HIDE_UNTERMINATED_COMMENT',
+        start: comment.start,
+        end: comment.start + 4,
+        message: `unterminated <!-- hides the remaining ${input.raw.length - comment.start - 4} characters from rendered views`,
+      });
+    }
+    const inner = input.raw.slice(comment.start + 4, comment.terminated ? comment.end - 3 : comment.end);
+    const flagged = input.earlier.filter((f) => f.start >= comment.start && f.start < comment.end && f.ruleId !== 'HIDE_HTML_COMMENT');
+    const reasons: string[] = [];
+    if (flagged.length > 0) reasons.push(`findings inside: ${[...new Set(flagged.map((f) => f.ruleId))].join(', ')}`);
+    if (CONCEALMENT.test(inner)) reasons.push('asks to keep something from the user');
+    if (/https?:\/\/|\b[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b/i.test(inner)) reasons.push('a link or address');
+    if (COMMAND_LINE.test(inner)) reasons.push('a shell command');
+    if (AGENT_DIRECTIVE.test(inner)) reasons.push('directives to the agent');
+    if (reasons.length === 0) continue;
+    if (emitted++ >= 50) break;
+    const critical = flagged.length > 0 || reasons.includes('asks to keep something from the user');
+    emit({
+      ruleId: 'HIDE_HTML_COMMENT',
+      start: comment.start,
+      end: comment.end,
+      severity: critical ? 'CRITICAL' : 'WARN',
+      message: `HTML comment (invisible when rendered) contains ${reasons.join('; ')}: ${preview(inner.trim())}`,
+    });
+  }
+}
+
+function isRtlLetter(cp: number): boolean {
+  return (cp >= 0x0590 && cp <= 0x08ff) || (cp >= 0xfb1d && cp <= 0xfdff) || (cp >= 0xfe70 && cp <= 0xfefc);
+}
+
+/**
+ * Tag characters, bidi controls and invisible characters. Emoji ZWJ
+ * sequences, U+FE0F after emoji or keycap bases, and flag tag sequences
+ * (🏴 + tag letters + cancel tag) are legitimate and skipped.
+ */
+export function detectInvisibles(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const { raw } = input;
+  if (/^[\x00-\x7f]*$/.test(raw)) return;
+  const counts = { tag: 0, bidi: 0, invisible: 0 };
+  let i = 0;
+  let prevVisible = -1; // code point of the last visible character
+  while (i < raw.length) {
+    const cp = raw.codePointAt(i)!;
+    const width = cp > 0xffff ? 2 : 1;
+    if (cp < 0xa0) {
+      prevVisible = cp;
+      i += width;
+      continue;
+    }
+    if (isTagCharacter(cp)) {
+      let j = i;
+      let decoded = '';
+      while (j < raw.length) {
+        const t = raw.codePointAt(j)!;
+        if (!isTagCharacter(t)) break;
+        if (t >= 0xe0020 && t <= 0xe007e) decoded += String.fromCharCode(t - 0xe0000);
+        j += 2;
+      }
+      const isFlag = prevVisible === 0x1f3f4 && /^[a-z0-9]{2,7}$/.test(decoded) && raw.codePointAt(j - 2) === 0xe007f;
+      if (!isFlag && counts.tag++ < 50) {
+        emit({ ruleId: 'HIDE_TAG_CHARS', start: i, end: j, view: 'decoded-tags', message: `${(j - i) / 2} invisible tag characters encode: ${preview(decoded)}` });
+      }
+      i = j;
+      continue;
+    }
+    if (isBidiControl(cp)) {
+      let j = i;
+      const labels: string[] = [];
+      let override = false;
+      while (j < raw.length && isBidiControl(raw.charCodeAt(j))) {
+        override ||= isBidiOverride(raw.charCodeAt(j));
+        labels.push(codePointLabel(raw.charCodeAt(j)));
+        j += 1;
+      }
+      const next = raw.codePointAt(j) ?? 0;
+      const rtlContext = isRtlLetter(prevVisible) || isRtlLetter(next);
+      if ((override || !rtlContext) && counts.bidi++ < 50) {
+        emit({ ruleId: 'HIDE_BIDI', start: i, end: j, severity: override ? 'CRITICAL' : 'WARN', message: `bidirectional control ${labels.join('')} changes the displayed order of the text around it` });
+      }
+      i = j;
+      continue;
+    }
+    if (isInvisible(cp)) {
+      let j = i;
+      const labels: string[] = [];
+      while (j < raw.length) {
+        const t = raw.codePointAt(j)!;
+        if (!isInvisible(t) || isTagCharacter(t) || isBidiControl(t)) break;
+        labels.push(codePointLabel(t));
+        j += t > 0xffff ? 2 : 1;
+      }
+      const next = raw.codePointAt(j) ?? 0;
+      const run = labels.length;
+      const legit =
+        (i === 0 && cp === 0xfeff && run === 1) ||
+        (cp === 0x200d && run === 1 && (isEmoji(prevVisible) || prevVisible === 0xfe0f) && isEmoji(next)) ||
+        ((cp === 0xfe0f || cp === 0xfe0e) && run <= 2 && (isEmoji(prevVisible) || prevVisible > 0x2000 || /[0-9#*]/.test(String.fromCodePoint(Math.max(prevVisible, 0))))) ||
+        (cp >= 0xe0100 && cp <= 0xe01ef && run === 1 && prevVisible >= 0x2e80) ||
+        (run <= 2 && !isAsciiAlphanumeric(prevVisible) && !isAsciiAlphanumeric(next) && cp !== 0x2800);
+      if (!legit && counts.invisible++ < 50) {
+        const inWord = isAsciiAlphanumeric(prevVisible) && isAsciiAlphanumeric(next);
+        emit({
+          ruleId: 'HIDE_INVISIBLE',
+          start: i,
+          end: j,
+          message: `${run} invisible character${run === 1 ? '' : 's'} ${labels.slice(0, 8).join('')}${run > 8 ? '…' : ''} ${inWord ? 'inside an ASCII word' : 'next to ASCII text'}`,
+        });
+      }
+      i = j;
+      continue;
+    }
+    prevVisible = cp;
+    i += width;
+  }
+}
+
+const BLANK_LINES_THRESHOLD = 40;
+const SPACE_RUN_THRESHOLD = 200;
+
+/** Long runs of blank lines or spaces; CRITICAL when text follows them. */
+export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const { raw } = input;
+  let emitted = 0;
+  const report = (start: number, end: number, what: string): void => {
+    if (emitted++ >= 10) return;
+    const after = /\S/.test(raw.slice(end, Math.min(raw.length, end + 100_000)));
+    emit({
+      ruleId: 'HIDE_PADDING',
+      start,
+      end,
+      severity: after ? 'CRITICAL' : 'WARN',
+      message: `${what}${after ? ' with more content below it' : ''}`,
+    });
+  };
+  // Manual loops rather than regexes: a regex over lines of spaces backtracks.
+  let runStart = -1;
+  let runLines = 0;
+  let lineStart = 0;
+  while (lineStart <= raw.length) {
+    const nl = raw.indexOf('\n', lineStart);
+    const lineEnd = nl < 0 ? raw.length : nl;
+    let blank = true;
+    for (let k = lineStart; k < lineEnd; k++) {
+      if (!isPaddingSpace(raw.charCodeAt(k)) && raw.charCodeAt(k) !== 0x0d) {
+        blank = false;
+        break;
+      }
+    }
+    if (blank && nl >= 0) {
+      if (runStart < 0) runStart = lineStart;
+      runLines += 1;
+    } else {
+      if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, lineStart, `${runLines} consecutive blank lines`);
+      runStart = -1;
+      runLines = 0;
+    }
+    if (nl < 0) break;
+    lineStart = nl + 1;
+  }
+  if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, raw.length, `${runLines} consecutive blank lines`);
+  let spaces = 0;
+  for (let k = 0; k <= raw.length; k++) {
+    if (k < raw.length && isPaddingSpace(raw.charCodeAt(k))) {
+      spaces += 1;
+      continue;
+    }
+    if (spaces >= SPACE_RUN_THRESHOLD) report(k - spaces, k, `${spaces} consecutive spaces`);
+    spaces = 0;
+  }
+}
+
+function isPaddingSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0xa0 || c === 0x3000;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A file saved by curl/wget and then run (sh, bash, source, chmod +x, ./file, python). */
+export function detectDownloadExec(input: DetectorInput, emit: (hit: RawHit) => void): void {
+  const { raw } = input;
+  const download = /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]{0,300}?\s(?:-o|-O|--output(?:-document)?|-OutFile)(?:=|[ \t]{1,4})["']?([^\s"';&|)]{1,200})/gi;
+  let count = 0;
+  for (let m = download.exec(raw); m; m = download.exec(raw)) {
+    let target = m[1]!;
+    if (target === '-' || target.startsWith('-')) continue;
+    if (/^https?:\/\//i.test(target)) target = target.replace(/[?#].*$/, '').split('/').pop() ?? '';
+    if (target.length < 2 || target === '/dev/null') continue;
+    if (count++ >= 100) break;
+    const after = raw.slice(m.index + m[0].length, m.index + m[0].length + 1500);
+    const base = escapeRegExp(target.replace(/^\.\//, ''));
+    const exec = new RegExp(
+      String.raw`(?:^|[\s;&|(])(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|exec|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:^|[;&|(\n])[ \t]{0,8}\.[ \t]{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:&&|;|\n)\s{0,8}["']?(?:\.\/)?${base}["']?(?=\s|$|;|&)`,
+      'i',
+    );
+    if (exec.test(after)) {
+      emit({ ruleId: 'EXEC_DOWNLOAD_EXEC', start: m.index, end: m.index + m[0].length, message: `downloads to ${escapeForDisplay(target)} and then runs it` });
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Frontmatter of a SKILL.md, checked against the Agent Skills specification.
+ * Parsed with the `yaml` package (core schema, no custom tags): it never
+ * evaluates code, unlike front-matter engines with a `---js` mode. Spec
+ * problems are reported as SPEC_* findings, a separate class from security
+ * findings (WARN by default).
+ */
+import { isMap, isScalar, parseDocument, type Node as YamlNode } from 'yaml';
+
+import { analyzeMarkdown, computeLineStarts, lineIndexAt } from './markdown-regions.js';
+import { ruleById } from './rules.js';
+import type { ContentScanFinding } from './types.js';
+import { escapeForDisplay } from './unicode.js';
+
+/** Keys the Agent Skills specification defines. */
+export const SPEC_KEYS: ReadonlySet<string> = new Set(['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools']);
+
+export interface FrontmatterResult {
+  /** The parsed mapping (undefined when missing or invalid). */
+  data: Record<string, unknown> | undefined;
+  findings: ContentScanFinding[];
+}
+
+export interface FrontmatterOptions {
+  /** Name of the directory holding SKILL.md; `name` must equal it. Omit to skip that check (stdin). */
+  directoryName?: string;
+}
+
+const NAME_FORMAT = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/**
+ * Validates the frontmatter of a SKILL.md. Contract: findings carry raw
+ * positions like the scanner's; every finding's rule is a `spec` rule of the
+ * rule table; the function never throws on malformed input.
+ */
+export function validateSkillFrontmatter(content: string, options: FrontmatterOptions = {}): FrontmatterResult {
+  const lineStarts = computeLineStarts(content);
+  const findings: ContentScanFinding[] = [];
+  const report = (ruleId: string, start: number, end: number, message?: string): void => {
+    const rule = ruleById(ruleId);
+    const line = lineIndexAt(lineStarts, start);
+    const endLine = lineIndexAt(lineStarts, Math.max(start, end - 1));
+    findings.push({
+      ruleId,
+      category: rule.category,
+      severity: rule.severity,
+      description: rule.description,
+      matchedText: escapeForDisplay(content.slice(start, Math.min(end, start + 100))).slice(0, 100),
+      position: start,
+      lineNumber: line + 1,
+      endPosition: end,
+      column: start - lineStarts[line]! + 1,
+      endLineNumber: endLine + 1,
+      endColumn: Math.max(start, end - 1) - lineStarts[endLine]! + 2,
+      message: message ?? rule.description,
+      view: 'raw',
+      region: 'frontmatter',
+      documented: false,
+    });
+  };
+
+  const regions = analyzeMarkdown(content.slice(0, 200_000));
+  const fm = regions.frontmatter;
+  if (!fm) {
+    report('SPEC_FRONTMATTER_MISSING', 0, Math.min(content.length, Math.max(1, content.indexOf('\n'))));
+    return { data: undefined, findings };
+  }
+  const source = content.slice(fm.contentStart, fm.contentEnd);
+  const doc = parseDocument(source, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const at = (node: YamlNode | null | undefined): [number, number] => {
+    const range = node?.range;
+    return range ? [fm.contentStart + range[0], fm.contentStart + Math.max(range[0] + 1, range[1])] : [fm.contentStart, fm.contentEnd];
+  };
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    const start = fm.contentStart + (first.pos?.[0] ?? 0);
+    report('SPEC_YAML_INVALID', start, Math.max(start + 1, fm.contentStart + (first.pos?.[1] ?? 1)), `Frontmatter is not valid YAML: ${first.message.split('\n')[0]}`);
+    return { data: undefined, findings };
+  }
+  if (!isMap(doc.contents)) {
+    report('SPEC_YAML_INVALID', fm.contentStart, Math.max(fm.contentStart + 1, fm.contentEnd), 'Frontmatter is not a YAML mapping');
+    return { data: undefined, findings };
+  }
+  const seen = new Set<string>();
+  const data: Record<string, unknown> = {};
+  for (const pair of doc.contents.items) {
+    const keyNode = pair.key as YamlNode | null;
+    const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
+    const [ks, ke] = at(keyNode);
+    if (seen.has(key)) report('SPEC_DUPLICATE_KEY', ks, ke, `Frontmatter key "${key}" is given more than once`);
+    seen.add(key);
+    if (!SPEC_KEYS.has(key)) report('SPEC_UNKNOWN_KEY', ks, ke, `Frontmatter key "${key}" is not in the Agent Skills specification`);
+    const valueNode = pair.value as YamlNode | null;
+    // toJSON of a core-schema document: plain data, no constructors run.
+    data[key] = valueNode && 'toJSON' in valueNode ? (valueNode as { toJSON(): unknown }).toJSON() : null;
+    const [vs, ve] = valueNode ? at(valueNode) : [ks, ke];
+    const value = data[key];
+    switch (key) {
+      case 'name':
+        if (typeof value !== 'string' || value.length === 0) report('SPEC_NAME_MISSING', vs, ve, '`name` is empty or not a string');
+        else if (value.length > 64 || !NAME_FORMAT.test(value)) report('SPEC_NAME_FORMAT', vs, ve, `\`name\` "${escapeForDisplay(value.slice(0, 80))}" must be 1-64 lowercase letters, digits and single hyphens`);
+        else if (options.directoryName !== undefined && value !== options.directoryName)
+          report('SPEC_NAME_MISMATCH', vs, ve, `\`name\` "${value}" differs from the directory name "${escapeForDisplay(options.directoryName)}"`);
+        break;
+      case 'description':
+        if (typeof value !== 'string' || value.trim().length === 0) report('SPEC_DESCRIPTION_MISSING', vs, ve, '`description` is empty or not a string');
+        else if (value.length > 1024) report('SPEC_DESCRIPTION_LENGTH', vs, ve, `\`description\` has ${value.length} characters (at most 1024)`);
+        break;
+      case 'compatibility':
+        if (typeof value !== 'string' || value.length > 500 || value.length === 0) report('SPEC_COMPATIBILITY_LENGTH', vs, ve);
+        break;
+      case 'license':
+        if (typeof value !== 'string') report('SPEC_LICENSE_TYPE', vs, ve);
+        break;
+      case 'metadata':
+        if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string'))
+          report('SPEC_METADATA_TYPE', vs, ve);
+        break;
+      case 'allowed-tools':
+        if (!(typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string')))) report('SPEC_ALLOWED_TOOLS_TYPE', vs, ve);
+        break;
+      default:
+        break;
+    }
+  }
+  if (!seen.has('name')) report('SPEC_NAME_MISSING', fm.start, Math.min(fm.end, fm.start + 3));
+  if (!seen.has('description')) report('SPEC_DESCRIPTION_MISSING', fm.start, Math.min(fm.end, fm.start + 3));
+  findings.sort((a, b) => a.position - b.position);
+  return { data, findings };
+}
+
+/** The body of a SKILL.md: everything after the frontmatter block and the blank lines below it (the whole text when there is none). */
+export function skillBody(content: string): string {
+  const fm = analyzeMarkdown(content.slice(0, 200_000)).frontmatter;
+  return fm ? content.slice(fm.end).replace(/^(?:[ \t]*\r?\n)+/, '') : content;
+}

@@ -1,0 +1,231 @@
+/**
+ * Where things sit in a Markdown skill file: frontmatter and its
+ * `description` value, fenced and indented code blocks, inline code spans and
+ * HTML comments. The scanner uses this to tell a command the skill only
+ * documents from one it tells the agent to run, and to find hidden comments.
+ * One linear pass over the lines; no regex with unbounded backtracking.
+ */
+import type { ScanRegion } from './types.js';
+
+export interface Span {
+  start: number;
+  end: number;
+  region: ScanRegion;
+  /** Fenced code: the info string's first word, lower-cased ('' when none). */
+  lang?: string;
+  /** Code blocks: the last non-blank line before the block (at most 300 chars). */
+  leadIn?: string;
+  /** HTML comments: false when no `-->` closes it. */
+  terminated?: boolean;
+}
+
+export interface MarkdownRegions {
+  /** Frontmatter block including both `---` lines, or undefined when the file has none. */
+  frontmatter?: { start: number; end: number; contentStart: number; contentEnd: number; opener: string };
+  /** The value of the frontmatter `description` key (raw offsets). */
+  description?: { start: number; end: number };
+  /** Non-overlapping spans sorted by start: code blocks, inline code, comments. */
+  spans: Span[];
+  comments: Span[];
+}
+
+export function computeLineStarts(text: string): Int32Array {
+  let count = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count += 1;
+  const starts = new Int32Array(count);
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts[n++] = i + 1;
+  return starts;
+}
+
+/** 0-based line index of a position (binary search over line starts). */
+export function lineIndexAt(lineStarts: Int32Array, position: number): number {
+  let lo = 0;
+  let hi = lineStarts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lineStarts[mid]! <= position) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+const FRONTMATTER_OPEN = /^\uFEFF?(---[A-Za-z]*)[ \t]*\r?$/;
+
+function findFrontmatter(text: string, lines: Int32Array): MarkdownRegions['frontmatter'] {
+  const firstEnd = text.indexOf('\n');
+  const first = text.slice(0, firstEnd < 0 ? text.length : firstEnd);
+  const open = FRONTMATTER_OPEN.exec(first);
+  if (!open || firstEnd < 0) return undefined;
+  for (let i = 1; i < lines.length; i++) {
+    const s = lines[i]!;
+    const e = i + 1 < lines.length ? lines[i + 1]! - 1 : text.length;
+    const line = text.slice(s, Math.min(e, s + 8)).replace(/\r$/, '');
+    if (/^(---|\.\.\.)[ \t]*$/.test(line) && e - s <= 8) {
+      return { start: 0, end: e, contentStart: firstEnd + 1, contentEnd: s, opener: open[1]! };
+    }
+  }
+  return undefined;
+}
+
+function findDescription(text: string, fm: NonNullable<MarkdownRegions['frontmatter']>): MarkdownRegions['description'] {
+  const body = text.slice(fm.contentStart, fm.contentEnd);
+  const m = /^description[ \t]*:[ \t]*/m.exec(body);
+  if (!m) return undefined;
+  const start = fm.contentStart + m.index + m[0].length;
+  // The value runs until the next top-level key or the end of the frontmatter.
+  const rest = body.slice(m.index + m[0].length);
+  const next = /\n(?=[^\s#-][^\n:]{0,200}:)/.exec(rest);
+  return { start, end: next ? start + next.index : fm.contentEnd };
+}
+
+const FENCE = /^([ \t]*)(`{3,}|~{3,})[ \t]*([^\s`]*)/;
+
+/**
+ * Inline code spans of one line: a backtick run opens a span closed by the
+ * next run of the same length. Linear: "next run of length L" is precomputed
+ * right to left.
+ */
+function inlineCodeSpans(text: string, lineStart: number, lineEnd: number, out: Span[]): void {
+  const runs: { start: number; len: number }[] = [];
+  // Search the line alone: indexOf on the whole text would run ahead to later lines (quadratic).
+  const lineText = text.slice(lineStart, lineEnd);
+  for (let i = lineText.indexOf('`'); i >= 0; i = lineText.indexOf('`', i)) {
+    let j = i;
+    while (j < lineText.length && lineText.charCodeAt(j) === 0x60) j += 1;
+    runs.push({ start: lineStart + i, len: j - i });
+    i = j;
+  }
+  if (runs.length < 2) return;
+  const next = new Int32Array(runs.length).fill(-1);
+  const lastByLen = new Map<number, number>();
+  for (let k = runs.length - 1; k >= 0; k--) {
+    next[k] = lastByLen.get(runs[k]!.len) ?? -1;
+    lastByLen.set(runs[k]!.len, k);
+  }
+  for (let k = 0; k < runs.length; ) {
+    const close = next[k]!;
+    if (close < 0) {
+      k += 1;
+      continue;
+    }
+    const open = runs[k]!;
+    const closing = runs[close]!;
+    out.push({ start: open.start, end: closing.start + closing.len, region: 'inline-code' });
+    k = close + 1;
+  }
+}
+
+/** Computes the regions of a Markdown document. */
+export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLineStarts(text)): MarkdownRegions {
+  const frontmatter = findFrontmatter(text, lineStarts);
+  const description = frontmatter ? findDescription(text, frontmatter) : undefined;
+  const spans: Span[] = [];
+  const comments: Span[] = [];
+  let line = 0;
+  if (frontmatter) line = lineIndexAt(lineStarts, frontmatter.end) + 1;
+  let lastNonBlank = '';
+  let prevBlank = true;
+  let inIndented: Span | undefined;
+  const lineEndOf = (i: number): number => (i + 1 < lineStarts.length ? lineStarts[i + 1]! - 1 : text.length);
+
+  while (line < lineStarts.length) {
+    const s = lineStarts[line]!;
+    const e = lineEndOf(line);
+    const head = text.slice(s, Math.min(e, s + 200));
+    const blank = head.trim() === '' && (e - s <= 200 || text.slice(s, e).trim() === '');
+
+    const fence = FENCE.exec(head);
+    if (fence) {
+      inIndented = undefined;
+      const marker = fence[2]!;
+      const lang = (fence[3] ?? '').toLowerCase();
+      let close = line + 1;
+      for (; close < lineStarts.length; close++) {
+        const cs = lineStarts[close]!;
+        const ce = lineEndOf(close);
+        const candidate = text.slice(cs, Math.min(ce, cs + 200)).trim();
+        if (candidate.length >= marker.length && candidate[0] === marker[0] && /^(`+|~+)$/.test(candidate)) break;
+      }
+      const end = close < lineStarts.length ? lineEndOf(close) : text.length;
+      spans.push({ start: s, end, region: 'fenced-code', lang, leadIn: lastNonBlank });
+      lastNonBlank = '';
+      prevBlank = false;
+      line = close + 1;
+      continue;
+    }
+
+    const indented = /^( {4}|\t)/.test(head) && !blank;
+    if (indented && (prevBlank || inIndented)) {
+      if (inIndented) inIndented.end = e;
+      else {
+        inIndented = { start: s, end: e, region: 'indented-code', lang: '', leadIn: lastNonBlank };
+        spans.push(inIndented);
+      }
+      prevBlank = false;
+      line += 1;
+      continue;
+    }
+    if (!blank) inIndented = undefined;
+
+    // Prose line: inline code first, then comments outside it.
+    const inline: Span[] = [];
+    inlineCodeSpans(text, s, e, inline);
+    let consumedTo = e;
+    let searchFrom = s;
+    let inlineIdx = 0;
+    const lineText = text.slice(s, e);
+    for (;;) {
+      const local = searchFrom - s < lineText.length ? lineText.indexOf('<!--', searchFrom - s) : -1;
+      if (local < 0) break;
+      const open = s + local;
+      while (inlineIdx < inline.length && inline[inlineIdx]!.end <= open) spans.push(inline[inlineIdx++]!);
+      const inSpan = inlineIdx < inline.length && inline[inlineIdx]!.start <= open;
+      if (inSpan) {
+        searchFrom = inline[inlineIdx]!.end;
+        continue;
+      }
+      const close = text.indexOf('-->', open + 4);
+      const comment: Span = { start: open, end: close < 0 ? text.length : close + 3, region: 'html-comment', terminated: close >= 0 };
+      comments.push(comment);
+      spans.push(comment);
+      // Inline spans that start inside the comment were never code: the comment swallowed them.
+      while (inlineIdx < inline.length && inline[inlineIdx]!.start < comment.end) inlineIdx += 1;
+      searchFrom = comment.end;
+      consumedTo = Math.max(e, comment.end);
+      if (comment.end > e) break;
+    }
+    while (inlineIdx < inline.length) spans.push(inline[inlineIdx++]!);
+    if (consumedTo > e) {
+      // The comment ran over later lines: resume on the line after its end.
+      line = lineIndexAt(lineStarts, consumedTo - 1) + 1;
+      prevBlank = false;
+      continue;
+    }
+    if (!blank) lastNonBlank = head.trim().slice(0, 300);
+    prevBlank = blank;
+    line += 1;
+  }
+  spans.sort((a, b) => a.start - b.start);
+  return { frontmatter, description, spans, comments };
+}
+
+/** The innermost span containing a position, or undefined for prose. */
+export function spanAt(spans: readonly Span[], position: number): Span | undefined {
+  let lo = 0;
+  let hi = spans.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid]!.start <= position) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  // Spans do not nest, but an inline span may start inside a long comment's range; walk back a little.
+  for (let k = found; k >= 0 && k > found - 4; k--) {
+    const span = spans[k]!;
+    if (span.start <= position && position < span.end) return span;
+  }
+  return undefined;
+}

@@ -1,0 +1,428 @@
+/**
+ * The content scanner. Unlike the seed's (which inspects the sanitized
+ * body), it scans the raw text and derived views (comments stripped; NFKC +
+ * case fold + invisibles removed + tag characters decoded + confusable
+ * skeleton) and reports every finding at its position and line in the raw
+ * file. Hiding techniques are findings of their own. Nothing is truncated
+ * silently: text over the size cap is itself a finding.
+ *
+ * Pure: no I/O, no clock. Linear time in the input (see rules.ts).
+ */
+import {
+  detectBase64,
+  detectCharCodes,
+  detectDownloadExec,
+  detectHexPayload,
+  detectHomoglyphs,
+  detectHtmlComments,
+  detectInvisibles,
+  detectPadding,
+  type DetectorInput,
+  type InnerHit,
+  type RawHit,
+} from './detectors.js';
+import { analyzeMarkdown, computeLineStarts, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
+import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchContext } from './rules.js';
+import type { ContentKind, ContentScanFinding, ContentScanResult, ScanRegion, ScanSeverity, ScanView } from './types.js';
+import { escapeForDisplay } from './unicode.js';
+import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
+
+export interface ScanOptions {
+  /** `markdown` (default) has frontmatter, code blocks and comments; `script` is code throughout. */
+  kind?: ContentKind;
+  /** Path of the file (for path-specific rules such as agent settings files, and the script language). */
+  path?: string;
+  /** Hard cap in UTF-16 code units, checked before any regex; default {@link DEFAULT_MAX_SCAN_CHARS}. */
+  maxChars?: number;
+}
+
+/** 4 Mi code units: far above any real skill (the largest public ones are ~300 kB). */
+export const DEFAULT_MAX_SCAN_CHARS = 4 * 1024 * 1024;
+/** Findings kept per rule and file; the last one says how many more there were. */
+export const MAX_FINDINGS_PER_RULE = 50;
+
+const PATTERN_RULES = RULES.filter((r): r is PatternRule => r.kind === 'pattern');
+const COOCCUR_RULES = RULES.filter((r): r is CooccurRule => r.kind === 'cooccur');
+
+const SHELL_LANGS = new Set(['', 'sh', 'bash', 'shell', 'zsh', 'console', 'shellsession', 'terminal', 'ksh', 'fish', 'powershell', 'ps1', 'pwsh', 'bat', 'cmd', 'text', 'txt', 'plaintext']);
+const CODE_EXTENSIONS = /\.(?:py|pyw|js|mjs|cjs|ts|tsx|jsx|rb|pl|php|go|rs|java|kt|cs|c|h|cpp|json|ya?ml|toml|ini|cfg|xml|html?|css|sql|lua|r|swift)$/i;
+const SHELL_EXTENSIONS = /\.(?:sh|bash|zsh|ksh|fish|ps1|bat|cmd|command|inc|shx)$/i;
+
+/** Words in prose that mark a quoted example or a warning about attackers. */
+const DOCUMENTATION_CUE =
+  /\b(?:e\.g\.|for\s{1,4}example|for\s{1,4}instance|example|such\s{1,4}as|patterns?\s{1,4}like|insecure|malicious|attack(?:er|ers|s)?|vulnerab\w{0,8}|anti-?pattern|detect\w{0,4}|flag\w{0,3}|reject\w{0,3})\b|❌|✗|🚫/i;
+/** Lead-ins that introduce a code block as an example or a counter-example. */
+const LEAD_IN_DOCUMENTATION_CUE = new RegExp(`${DOCUMENTATION_CUE.source}|\\b(?:avoid|never|don't|do\\s{1,4}not|bad|wrong|unsafe|dangerous|block\\w{0,3})\\b`, 'i');
+/** Words that tell the agent to run what follows. */
+const EXECUTION_CUE = /\b(?:run|execute|exec|paste|type|invoke|bootstrap)\b/i;
+
+const VIEW_NOTES: Record<ScanView, string> = {
+  raw: '',
+  'comments-stripped': ' (visible once HTML comments are removed)',
+  normalized: ' (visible once Unicode is normalized: NFKC, invisibles removed, tag characters decoded, look-alike letters folded)',
+  'normalized-comments-stripped': ' (visible once HTML comments are removed and Unicode is normalized)',
+  'decoded-base64': '',
+  'decoded-hex': '',
+  'decoded-charcodes': '',
+  'decoded-tags': '',
+};
+
+interface Document {
+  raw: string;
+  kind: ContentKind;
+  path: string | undefined;
+  regions: MarkdownRegions | undefined;
+  scriptFlavor: 'shell' | 'code';
+}
+
+function scriptFlavorOf(path: string | undefined, raw: string): 'shell' | 'code' {
+  if (/^#!.{0,80}\b(?:ba|z|da|k)?sh\b/.test(raw)) return 'shell';
+  if (path && SHELL_EXTENSIONS.test(path)) return 'shell';
+  if (path && CODE_EXTENSIONS.test(path)) return 'code';
+  return 'shell';
+}
+
+function regionOf(doc: Document, position: number): { region: ScanRegion; span: Span | undefined } {
+  if (doc.kind !== 'markdown' || !doc.regions) return { region: 'script', span: undefined };
+  const { frontmatter, description, spans } = doc.regions;
+  if (description && position >= description.start && position < description.end) return { region: 'description', span: undefined };
+  if (frontmatter && position >= frontmatter.start && position < frontmatter.end) return { region: 'frontmatter', span: undefined };
+  const span = spanAt(spans, position);
+  return { region: span?.region ?? 'prose', span };
+}
+
+function flavorOf(doc: Document, region: ScanRegion, span: Span | undefined): 'shell' | 'code' | 'prose' {
+  if (region === 'script') return doc.scriptFlavor;
+  if (region === 'indented-code') return 'shell';
+  if (region === 'fenced-code') return SHELL_LANGS.has(span?.lang ?? '') ? 'shell' : 'code';
+  return 'prose';
+}
+
+function lineAround(raw: string, position: number): { before: string; line: string } {
+  const lineStart = raw.lastIndexOf('\n', position - 1) + 1;
+  const nl = raw.indexOf('\n', position);
+  const lineEnd = nl < 0 ? raw.length : nl;
+  return { before: raw.slice(Math.max(lineStart, position - 200), position), line: raw.slice(Math.max(lineStart, position - 300), Math.min(lineEnd, position + 300)) };
+}
+
+/**
+ * True when the match sits in an example the skill documents rather than a
+ * command it tells the agent to run: a code block in a non-shell language
+ * (unless the lead-in says to run it), inline code or a quotation in prose,
+ * anything introduced as an example or a warning, a comment line in a script.
+ */
+function isDocumented(doc: Document, region: ScanRegion, span: Span | undefined, position: number): boolean {
+  const { before, line } = lineAround(doc.raw, position);
+  switch (region) {
+    case 'fenced-code': {
+      const leadIn = span?.leadIn ?? '';
+      if (LEAD_IN_DOCUMENTATION_CUE.test(leadIn) || /^\s*(?:#|\/\/)/.test(line)) return true;
+      if (SHELL_LANGS.has(span?.lang ?? '')) return false;
+      return !EXECUTION_CUE.test(leadIn);
+    }
+    case 'indented-code':
+      return LEAD_IN_DOCUMENTATION_CUE.test(span?.leadIn ?? '');
+    case 'inline-code':
+      return !EXECUTION_CUE.test(before.slice(-80)) || DOCUMENTATION_CUE.test(line);
+    case 'prose': {
+      if (DOCUMENTATION_CUE.test(line)) return true;
+      const quotes = (before.match(/["“”]/g) ?? []).length;
+      return quotes % 2 === 1;
+    }
+    case 'script': {
+      // Comment lines are not executed.
+      const lineStart = doc.raw.lastIndexOf('\n', position - 1) + 1;
+      return /^\s*(?:#(?!!)|\/\/|--\s|;)/.test(doc.raw.slice(lineStart, Math.min(position + 1, lineStart + 200)));
+    }
+    default:
+      return false;
+  }
+}
+
+function displayExcerpt(raw: string, start: number, end: number): string {
+  let out = '';
+  for (const ch of raw.slice(start, Math.min(end, start + 100))) {
+    const next = escapeForDisplay(ch);
+    if (out.length + next.length > 100) break;
+    out += next;
+  }
+  return out;
+}
+
+interface Collected extends RawHit {
+  view: ScanView;
+}
+
+class FindingSink {
+  readonly hits: Collected[] = [];
+  private readonly byRule = new Map<string, { ranges: [number, number][]; dropped: number; last?: Collected }>();
+
+  add(hit: Collected): void {
+    let state = this.byRule.get(hit.ruleId);
+    if (!state) {
+      state = { ranges: [], dropped: 0 };
+      this.byRule.set(hit.ruleId, state);
+    }
+    for (const [s, e] of state.ranges) if (hit.start < e && s < hit.end) return; // same finding seen in another view
+    if (state.ranges.length >= MAX_FINDINGS_PER_RULE) {
+      state.dropped += 1;
+      return;
+    }
+    state.ranges.push([hit.start, Math.max(hit.end, hit.start + 1)]);
+    state.last = hit;
+    this.hits.push(hit);
+  }
+
+  finish(): void {
+    for (const state of this.byRule.values()) {
+      if (state.dropped > 0 && state.last) state.last.message = `${state.last.message ?? ''} (and ${state.dropped} more occurrences of this rule not listed)`.trim();
+    }
+  }
+}
+
+/** Unit boundaries (sorted starts and ends) of a text for a scope; one linear pass. */
+function unitBounds(text: string, scope: 'sentence' | 'paragraph' | 'file'): { starts: number[]; ends: number[] } {
+  if (scope === 'file') return { starts: [0], ends: [text.length] };
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const breaks = /\n[ \t\r]*\n/g;
+  const paragraphs: [number, number][] = [];
+  let from = 0;
+  for (let m = breaks.exec(text); m; m = breaks.exec(text)) {
+    paragraphs.push([from, m.index]);
+    from = m.index + m[0].length;
+  }
+  paragraphs.push([from, text.length]);
+  if (scope === 'paragraph') {
+    for (const [a, b] of paragraphs) {
+      starts.push(a);
+      ends.push(b);
+    }
+    return { starts, ends };
+  }
+  const sentenceEnd = /[.!?](?=[\s"'”)]|$)|\n(?=[ \t]{0,8}(?:[-*+>#]|\d{1,3}[.)])[ \t])/g;
+  for (const [ps, pe] of paragraphs) {
+    sentenceEnd.lastIndex = ps;
+    let start = ps;
+    for (let m = sentenceEnd.exec(text); m && m.index < pe; m = sentenceEnd.exec(text)) {
+      starts.push(start);
+      ends.push(m.index + 1);
+      start = m.index + 1;
+    }
+    starts.push(start);
+    ends.push(pe);
+  }
+  return { starts, ends };
+}
+
+function unitIndexAt(starts: readonly number[], position: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= position) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * Runs the pattern and co-occurrence rules on every view. Derived views are
+ * scanned only in windows around their changes (the rest is identical to the
+ * raw text, already scanned); co-occurrence rules run their anchor first and
+ * test the companions only on the sentence or paragraph of a match.
+ */
+function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSink): void {
+  const ctxBase = (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number): RuleMatchContext => {
+    const { region, span } = regionOf(doc, rawStart);
+    return {
+      match,
+      view,
+      raw: doc.raw,
+      rawStart,
+      rawEnd,
+      region,
+      kind: doc.kind,
+      flavor: doc.kind === 'text' ? 'shell' : flavorOf(doc, region, span),
+      path: doc.path,
+      inInlineCode: (position) => regionOf(doc, position).region === 'inline-code',
+    };
+  };
+  for (const view of views) {
+    // Trigger literals are checked once per view, not per window.
+    const lower = view.text.toLowerCase();
+    const active = new Set<string>();
+    for (const rule of [...PATTERN_RULES, ...COOCCUR_RULES]) if (!rule.triggers || rule.triggers.some((t) => lower.includes(t))) active.add(rule.id);
+    const windows = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
+    for (const [ws, we] of windows) {
+      const text = ws === 0 && we === view.text.length ? view.text : view.text.slice(ws, we);
+      scanText(doc, view, text, ws, active, sink, ctxBase);
+    }
+  }
+}
+
+function scanText(
+  doc: Document,
+  view: TextView,
+  text: string,
+  offset: number,
+  active: ReadonlySet<string>,
+  sink: FindingSink,
+  ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext,
+): void {
+  const literalView = view.name === 'raw' || view.name === 'comments-stripped';
+  for (const rule of PATTERN_RULES) {
+    if (rule.literalViewsOnly && !literalView) continue;
+    if (rule.markdownOnly && doc.kind !== 'markdown') continue;
+    if (rule.scriptOnly && doc.kind !== 'script') continue;
+    if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
+    if (!active.has(rule.id)) continue;
+    const re = rule.pattern;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      if (m[0].length === 0) {
+        re.lastIndex += 1;
+        continue;
+      }
+      const { start, end } = toRawRange(view, offset + m.index, offset + m.index + m[0].length);
+      const ctx = ctxBase(view, m, start, end);
+      if (rule.regions && !rule.regions.includes(ctx.region)) continue;
+      const verdict = rule.check ? rule.check(ctx) : true;
+      if (verdict === false) continue;
+      const adjust = typeof verdict === 'object' ? verdict : {};
+      sink.add({ ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message });
+    }
+  }
+  const boundsByScope = new Map<string, { starts: number[]; ends: number[] }>();
+  for (const rule of COOCCUR_RULES) {
+    if (!active.has(rule.id)) continue;
+    const scope = doc.kind === 'markdown' || doc.kind === 'text' ? rule.scope : (rule.scriptScope ?? rule.scope);
+    const verdicts = new Map<number, boolean>();
+    const re = rule.anchor;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      if (m[0].length === 0) {
+        re.lastIndex += 1;
+        continue;
+      }
+      let bounds = boundsByScope.get(scope);
+      if (!bounds) {
+        bounds = unitBounds(text, scope);
+        boundsByScope.set(scope, bounds);
+      }
+      const unit = unitIndexAt(bounds.starts, m.index);
+      let ok = verdicts.get(unit);
+      if (ok === undefined) {
+        const unitText = text.slice(bounds.starts[unit], bounds.ends[unit]);
+        ok = rule.with.every((w) => w.test(unitText)) && !rule.unless?.test(unitText);
+        verdicts.set(unit, ok);
+      }
+      if (!ok) continue;
+      const { start, end } = toRawRange(view, offset + m.index, offset + m.index + m[0].length);
+      sink.add({ ruleId: rule.id, start, end, view: view.name });
+    }
+  }
+}
+
+/** Regex rules on decoded text (base64, hex, char codes): which rules fire, no positions. */
+function rescanDecoded(text: string, depth: number): InnerHit[] {
+  const doc: Document = { raw: text.slice(0, 100_000), kind: 'text', path: undefined, regions: undefined, scriptFlavor: 'shell' };
+  const sink = new FindingSink();
+  const views = buildViews(doc.raw, false);
+  runTextRules(doc, views, sink);
+  runDetectors(doc, sink, depth + 1, false);
+  return sink.hits.map((h) => ({ ruleId: h.ruleId, matched: doc.raw.slice(h.start, h.end) }));
+}
+
+function runDetectors(doc: Document, sink: FindingSink, depth: number, hiding: boolean): void {
+  const input: DetectorInput = {
+    raw: doc.raw,
+    kind: doc.kind,
+    regions: doc.regions,
+    earlier: sink.hits,
+    rescan: (text) => rescanDecoded(text, depth),
+    depth,
+  };
+  const emit = (hit: RawHit): void => sink.add({ ...hit, view: hit.view ?? 'raw' });
+  detectBase64(input, emit);
+  detectHexPayload(input, emit);
+  detectCharCodes(input, emit);
+  detectDownloadExec(input, emit);
+  if (!hiding) return;
+  detectHomoglyphs(input, emit);
+  detectInvisibles(input, emit);
+  detectPadding(input, emit);
+  detectHtmlComments(input, emit);
+}
+
+/**
+ * Scans one file's content. Contract: every finding's `position`,
+ * `lineNumber` and `column` point into `content` as given (UTF-16 offsets),
+ * whatever view the match was found in; findings are sorted by position;
+ * `clean` is true exactly when there are none. Security property: the text
+ * is never truncated silently (over `maxChars` a HIDE_SIZE_CAP finding says
+ * how much was not scanned), and every regex runs in linear time.
+ */
+export function scanSkillContent(content: string, options: ScanOptions = {}): ContentScanResult {
+  const maxChars = options.maxChars ?? DEFAULT_MAX_SCAN_CHARS;
+  const kind = options.kind ?? 'markdown';
+  const sink = new FindingSink();
+  let raw = content;
+  if (content.length > maxChars) {
+    raw = content.slice(0, maxChars);
+    sink.add({
+      ruleId: 'HIDE_SIZE_CAP',
+      start: maxChars,
+      end: content.length,
+      view: 'raw',
+      message: `${content.length} characters exceed the ${maxChars}-character scan cap; the last ${content.length - maxChars} were not scanned`,
+    });
+  }
+  const lineStarts = computeLineStarts(content);
+  const regions = kind === 'markdown' ? analyzeMarkdown(raw) : undefined;
+  const doc: Document = { raw, kind, path: options.path, regions, scriptFlavor: scriptFlavorOf(options.path, raw) };
+  const views = buildViews(raw, kind === 'markdown');
+  runTextRules(doc, views, sink);
+  runDetectors(doc, sink, 0, true);
+  sink.finish();
+
+  const findings = sink.hits.map((hit) => toFinding(doc, content, lineStarts, hit));
+  findings.sort((a, b) => a.position - b.position || a.ruleId.localeCompare(b.ruleId));
+  return { clean: findings.length === 0, findings };
+}
+
+function toFinding(doc: Document, content: string, lineStarts: Int32Array, hit: Collected): ContentScanFinding {
+  const rule = ruleById(hit.ruleId);
+  const position = Math.min(hit.start, content.length);
+  const endPosition = Math.max(position + (content.length > position ? 1 : 0), Math.min(hit.end, content.length));
+  const { region, span } = position < doc.raw.length ? regionOf(doc, position) : { region: 'prose' as ScanRegion, span: undefined };
+  let severity: ScanSeverity = hit.severity ?? rule.severity;
+  const hiding = rule.category === 'hidden_content';
+  const documented = !hiding && doc.kind !== 'text' && isDocumented(doc, region, span, position);
+  if (documented && severity === 'CRITICAL') severity = 'WARN';
+  // The description reaches every session's system prompt, whether or not the skill is used.
+  if (region === 'description' && severity === 'WARN') severity = 'CRITICAL';
+  const line = lineIndexAt(lineStarts, position);
+  const endLine = lineIndexAt(lineStarts, Math.max(position, endPosition - 1));
+  let message = hit.message ?? rule.description;
+  if (!hit.message) message += VIEW_NOTES[hit.view];
+  if (documented) message += ' [documented example: severity lowered]';
+  if (region === 'description' && severity !== (hit.severity ?? rule.severity)) message += ' [in the frontmatter description, which reaches every system prompt]';
+  return {
+    ruleId: rule.id,
+    category: rule.category,
+    severity,
+    description: rule.description,
+    matchedText: displayExcerpt(content, position, endPosition),
+    position,
+    lineNumber: line + 1,
+    endPosition,
+    column: position - lineStarts[line]! + 1,
+    endLineNumber: endLine + 1,
+    endColumn: Math.max(position, endPosition - 1) - lineStarts[endLine]! + 2,
+    message,
+    view: hit.view,
+    region,
+    documented,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Character classes the scanner needs, as pure predicates on code points.
+ * Kept apart from the rules so that the sanitizer, the views and the hiding
+ * detectors agree on what "invisible" means.
+ */
+
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+const EXTENDED_PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+const LETTER = /\p{L}/u;
+const MARK = /\p{M}/u;
+
+/** Unicode tag block (U+E0000-U+E007F): invisible ASCII look-alikes used to smuggle text. */
+export function isTagCharacter(cp: number): boolean {
+  return cp >= 0xe0000 && cp <= 0xe007f;
+}
+
+/** Bidirectional controls that reorder what a reader sees (Trojan Source). */
+export function isBidiControl(cp: number): boolean {
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp === 0x200e || cp === 0x200f || cp === 0x061c;
+}
+
+/** The bidi controls that override or isolate (as opposed to the weaker LRM/RLM/ALM marks). */
+export function isBidiOverride(cp: number): boolean {
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/**
+ * Characters that render as nothing: all of Default_Ignorable_Code_Point,
+ * plus the Braille blank and the line/paragraph separators that many viewers
+ * draw as nothing.
+ */
+export function isInvisible(cp: number): boolean {
+  if (cp < 0xa0) return false;
+  if (cp === 0x2800 || cp === 0x2028 || cp === 0x2029) return true;
+  return DEFAULT_IGNORABLE.test(String.fromCodePoint(cp));
+}
+
+export function isEmoji(cp: number): boolean {
+  if (cp < 0xa9) return false;
+  if (cp >= 0x1f1e6 && cp <= 0x1f1ff) return true; // regional indicators (flags)
+  if (cp >= 0x1f3fb && cp <= 0x1f3ff) return true; // skin-tone modifiers
+  return EXTENDED_PICTOGRAPHIC.test(String.fromCodePoint(cp));
+}
+
+export function isLetter(cp: number): boolean {
+  if (cp < 0x80) return (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
+  return LETTER.test(String.fromCodePoint(cp));
+}
+
+export function isCombiningMark(cp: number): boolean {
+  if (cp < 0x300) return false;
+  return MARK.test(String.fromCodePoint(cp));
+}
+
+export function isAsciiAlphanumeric(cp: number): boolean {
+  return (cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
+}
+
+/**
+ * Lower-case letters from other scripts that look like Latin ones, mapped to
+ * the Latin letter. A small hand-made subset of Unicode's confusables: the
+ * letters attackers actually use to spell commands (Cyrillic, Greek,
+ * Armenian, IPA). NFKC already folds full-width and mathematical letters.
+ */
+const CONFUSABLE_TO_LATIN: ReadonlyMap<number, string> = new Map(
+  Object.entries({
+    // Cyrillic
+    а: 'a', в: 'b', е: 'e', ё: 'e', һ: 'h', і: 'i', ї: 'i', ј: 'j', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p',
+    с: 'c', т: 't', у: 'y', х: 'x', ѕ: 's', ԁ: 'd', ԛ: 'q', ԝ: 'w', ӏ: 'l', ɡ: 'g', ү: 'y', ց: 'g',
+    // Greek
+    α: 'a', β: 'b', ε: 'e', η: 'n', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', ϲ: 'c', ϳ: 'j',
+    // Armenian
+    օ: 'o', ս: 'u', հ: 'h', ո: 'n', զ: 'q',
+    // Latin look-alikes outside ASCII
+    ı: 'i', ȷ: 'j', ɑ: 'a', ʏ: 'y', ɩ: 'i', ʟ: 'l', ɴ: 'n', ꮃ: 'w',
+  }).map(([k, v]) => [k.codePointAt(0)!, v]),
+);
+
+/** The Latin letter a character is confusable with, or undefined. Expects lower-case input. */
+export function confusableSkeleton(cp: number): string | undefined {
+  if (cp < 0x80) return undefined;
+  return CONFUSABLE_TO_LATIN.get(cp);
+}
+
+/** `<U+202E>` notation for a code point. */
+export function codePointLabel(cp: number): string {
+  return `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/**
+ * Replaces every character that could hide or reorder text when printed
+ * (controls other than tab, invisibles, bidi controls, tag characters) with
+ * its `<U+XXXX>` label. Used for every excerpt comis shows or stores.
+ */
+export function escapeForDisplay(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (cp === 0x0a) out += '\\n';
+    else if (cp === 0x0d) out += '\\r';
+    else if ((cp < 0x20 && cp !== 0x09) || cp === 0x7f || (cp >= 0x80 && cp < 0xa0) || isInvisible(cp) || isBidiControl(cp) || isTagCharacter(cp)) {
+      out += codePointLabel(cp);
+    } else out += ch;
+  }
+  return out;
+}

@@ -1,0 +1,251 @@
+/**
+ * Derived views of a raw file, each with a map from every view offset back to
+ * the raw offsets it came from. Rules run on every view; a match anywhere is
+ * reported at its raw position, so hiding tricks (comments splitting a word,
+ * invisible characters, tag characters, full-width or Cyrillic letters) do
+ * not move or hide a finding.
+ */
+import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter } from './unicode.js';
+import type { ScanView } from './types.js';
+
+export interface TextView {
+  name: ScanView;
+  text: string;
+  /** Raw offset of view offset i; undefined means identity. */
+  start?: Int32Array;
+  /** Raw offset just past the raw text that produced view offset i. */
+  end?: Int32Array;
+  /**
+   * Sorted view offsets where this view differs from the lower-cased raw text
+   * (a comment removed, a non-ASCII character normalized or dropped).
+   * Undefined for the raw view. Rules only need to look near these offsets,
+   * since everything else was already scanned in the raw view.
+   */
+  changes?: number[];
+}
+
+/** Maps a view match [from, to) to raw offsets [start, end). */
+export function toRawRange(view: TextView, from: number, to: number): { start: number; end: number } {
+  if (!view.start || !view.end) return { start: from, end: to };
+  const last = Math.max(from, to - 1);
+  return { start: view.start[from]!, end: view.end[last]! };
+}
+
+class MappedBuilder {
+  private parts: string[] = [];
+  private length = 0;
+  start: Int32Array;
+  end: Int32Array;
+
+  constructor(capacity: number) {
+    this.start = new Int32Array(Math.max(16, capacity));
+    this.end = new Int32Array(Math.max(16, capacity));
+  }
+
+  push(text: string, rawStart: number, rawEnd: number): void {
+    if (text.length === 0) return;
+    const need = this.length + text.length;
+    this.grow(need);
+    for (let k = 0; k < text.length; k++) {
+      this.start[this.length + k] = rawStart;
+      this.end[this.length + k] = rawEnd;
+    }
+    this.parts.push(text);
+    this.length = need;
+  }
+
+  /** Copies source[from, to) with its existing mapping. */
+  pushRange(source: TextView, from: number, to: number, lowerAscii = false): void {
+    if (to <= from) return;
+    const need = this.length + (to - from);
+    this.grow(need);
+    if (source.start && source.end) {
+      this.start.set(source.start.subarray(from, to), this.length);
+      this.end.set(source.end.subarray(from, to), this.length);
+    } else {
+      for (let i = from; i < to; i++) {
+        this.start[this.length + i - from] = i;
+        this.end[this.length + i - from] = i + 1;
+      }
+    }
+    const slice = source.text.slice(from, to);
+    this.parts.push(lowerAscii ? slice.toLowerCase() : slice);
+    this.length = need;
+  }
+
+  private grow(need: number): void {
+    if (need <= this.start.length) return;
+    const size = Math.max(need, this.start.length * 2);
+    const s = new Int32Array(size);
+    s.set(this.start);
+    const e = new Int32Array(size);
+    e.set(this.end);
+    this.start = s;
+    this.end = e;
+  }
+
+  get size(): number {
+    return this.length;
+  }
+
+  build(name: ScanView, changes: number[]): TextView {
+    return { name, text: this.parts.join(''), start: this.start.subarray(0, this.length), end: this.end.subarray(0, this.length), changes };
+  }
+}
+
+function rawStartOf(view: TextView, i: number): number {
+  return view.start ? view.start[i]! : i;
+}
+function rawEndOf(view: TextView, i: number): number {
+  return view.end ? view.end[i]! : i + 1;
+}
+
+/** The text with complete HTML comments removed (as the seed's step 1 does), mapped to raw. */
+export function commentsStrippedView(raw: TextView): TextView | undefined {
+  const text = raw.text;
+  if (!text.includes('<!--')) return undefined;
+  const builder = new MappedBuilder(text.length);
+  const changes: number[] = [];
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf('<!--', from);
+    if (open < 0) break;
+    const close = text.indexOf('-->', open + 4);
+    if (close < 0) break;
+    builder.pushRange(raw, from, open);
+    changes.push(builder.size);
+    from = close + 3;
+  }
+  if (changes.length === 0) return undefined;
+  builder.pushRange(raw, from, text.length);
+  return builder.build('comments-stripped', changes);
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/**
+ * NFKC + case fold + invisible and bidi characters removed + tag characters
+ * decoded to the ASCII they stand for + a confusable skeleton (Cyrillic,
+ * Greek and other look-alike letters to Latin). NFKC is applied per base
+ * character with its combining marks, which keeps every output offset mapped
+ * to a raw range.
+ */
+export function normalizedView(input: TextView, name: ScanView): TextView {
+  const text = input.text;
+  if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), start: input.start, end: input.end, changes: input.changes };
+  const builder = new MappedBuilder(text.length);
+  const changes: number[] = [];
+  const inherited = input.changes ?? [];
+  let k = 0;
+  let i = 0;
+  while (i < text.length) {
+    if (text.charCodeAt(i) < 0x80) {
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) < 0x80) j += 1;
+      while (k < inherited.length && inherited[k]! < j) changes.push(builder.size + Math.max(0, inherited[k++]! - i));
+      builder.pushRange(input, i, j, true);
+      i = j;
+      continue;
+    }
+    while (k < inherited.length && inherited[k]! <= i) {
+      changes.push(builder.size);
+      k += 1;
+    }
+    changes.push(builder.size);
+    const cp = text.codePointAt(i)!;
+    const width = cp > 0xffff ? 2 : 1;
+    if (isTagCharacter(cp)) {
+      const ascii = cp - 0xe0000;
+      if (ascii >= 0x20 && ascii <= 0x7e) builder.push(String.fromCharCode(ascii).toLowerCase(), rawStartOf(input, i), rawEndOf(input, i + width - 1));
+      i += width;
+      continue;
+    }
+    if (isInvisible(cp) || isBidiControl(cp)) {
+      i += width;
+      continue;
+    }
+    let j = i + width;
+    while (j < text.length) {
+      const next = text.codePointAt(j)!;
+      if (!isCombiningMark(next)) break;
+      j += next > 0xffff ? 2 : 1;
+    }
+    const cluster = text.slice(i, j).normalize('NFKC').toLowerCase();
+    let out = '';
+    for (const ch of cluster) out += confusableSkeleton(ch.codePointAt(0)!) ?? ch;
+    builder.push(out, rawStartOf(input, i), rawEndOf(input, j - 1));
+    i = j;
+  }
+  while (k < inherited.length) {
+    changes.push(builder.size);
+    k += 1;
+  }
+  return builder.build(name, changes);
+}
+
+/**
+ * The views rules run on, most literal first. Views equal to an earlier one
+ * (or to its lower-case form, since every rule is case-insensitive or runs on
+ * the literal views only) are dropped.
+ */
+export function buildViews(raw: string, withComments: boolean): TextView[] {
+  const rawView: TextView = { name: 'raw', text: raw };
+  const views: TextView[] = [rawView];
+  const stripped = withComments ? commentsStrippedView(rawView) : undefined;
+  if (stripped) views.push(stripped);
+  const lowerRaw = raw.toLowerCase();
+  const normalized = normalizedView(rawView, 'normalized');
+  if (normalized.text !== lowerRaw) views.push(normalized);
+  if (stripped) {
+    const normalizedStripped = normalizedView(stripped, 'normalized-comments-stripped');
+    if (normalizedStripped.text !== stripped.text.toLowerCase()) views.push(normalizedStripped);
+  }
+  return views;
+}
+
+/** Context kept on each side of a change: longer than any single rule match. */
+const WINDOW_MARGIN = 1_000;
+
+/**
+ * The parts of a derived view worth scanning: line-aligned windows around its
+ * changes, merged. Undefined means the whole view (raw view, or changes so
+ * dense that windows would cover most of it).
+ */
+export function scanWindows(view: TextView): [number, number][] | undefined {
+  if (!view.changes) return undefined;
+  const text = view.text;
+  const limit = text.length * 0.6;
+  const windows: [number, number][] = [];
+  let covered = 0;
+  // Line-align a finished window, looking at most one margin further (long lines stay bounded).
+  const close = (w: [number, number]): void => {
+    for (let k = 0; w[0] > 0 && k < WINDOW_MARGIN && text.charCodeAt(w[0] - 1) !== 0x0a; k++) w[0] -= 1;
+    for (let k = 0; w[1] < text.length && k < WINDOW_MARGIN && text.charCodeAt(w[1]) !== 0x0a; k++) w[1] += 1;
+  };
+  for (const change of view.changes) {
+    const start = Math.max(0, change - WINDOW_MARGIN);
+    const end = Math.min(text.length, change + WINDOW_MARGIN);
+    const last = windows[windows.length - 1];
+    if (last && start <= last[1] + WINDOW_MARGIN) {
+      if (end > last[1]) {
+        covered += end - last[1];
+        last[1] = end;
+      }
+    } else {
+      if (last) close(last);
+      windows.push([start, end]);
+      covered += end - start;
+    }
+    if (covered > limit) return undefined;
+  }
+  const last = windows[windows.length - 1];
+  if (last) close(last);
+  // Closing can make neighbours touch; merge them.
+  const merged: [number, number][] = [];
+  for (const w of windows) {
+    const prev = merged[merged.length - 1];
+    if (prev && w[0] <= prev[1]) prev[1] = Math.max(prev[1], w[1]);
+    else merged.push(w);
+  }
+  return merged;
+}

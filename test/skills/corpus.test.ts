@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+
+import { tempDir } from '../helpers/temp.js';
+import { corpusAvailable, corpusDir, evaluateCorpus, formatCorpusTable, type SampleResult } from './corpus.js';
+
+/**
+ * The development corpus targets (issue 5). Reads `<repo root>/../shared/corpus/skills`
+ * (CI has it beside the clone). The corpus is required: a missing corpus fails
+ * the test rather than skipping it, so the targets are always enforced.
+ */
+const rate = (list: readonly SampleResult[], pick: (r: SampleResult) => boolean): number => (list.length === 0 ? 0 : list.filter(pick).length / list.length);
+
+describe('development corpus', () => {
+  it('meets the false-positive and detection targets', () => {
+    expect(corpusAvailable(), `corpus not found at ${corpusDir}`).toBe(true);
+    const results = evaluateCorpus(tempDir('comis-corpus-'));
+    // vitest prints this on the test's stdout: the per-source and per-family figures.
+    console.log(formatCorpusTable(results));
+
+    const benign = results.filter((r) => r.label === 'benign' && !r.twin);
+    expect(benign.length).toBeGreaterThan(200);
+    expect(rate(benign, (r) => r.critical), 'benign files with a CRITICAL finding').toBeLessThanOrEqual(0.02);
+    expect(rate(benign, (r) => r.security), 'benign files with any security finding').toBeLessThanOrEqual(0.08);
+
+    const malicious = results.filter((r) => r.label === 'malicious');
+    const calibration = malicious.filter((r) => r.family === 'calibration');
+    expect(calibration.length).toBe(10);
+    expect(calibration.filter((r) => !r.security).map((r) => r.id), 'every SkillsGoat calibration case').toEqual([]);
+    const cisco = malicious.filter((r) => r.source === 'cisco-ai-defense/skill-scanner' && !r.textless);
+    expect(cisco.length).toBe(6);
+    expect(cisco.filter((r) => !r.security).map((r) => r.id), 'every Cisco sample with text content').toEqual([]);
+    expect(rate(malicious, (r) => r.security), 'malicious samples flagged').toBeGreaterThanOrEqual(0.7);
+
+    const hiding = ['cisco-ai-defense/skill-scanner/evals/test_skills/malicious/ascii-smuggling', 'optimuslabs-io/skillsgoat/pasture/obfuscation-encoding/200-rtl-override-labels/skill', 'optimuslabs-io/skillsgoat/pasture/obfuscation-encoding/200-homoglyph-imports/skill', 'optimuslabs-io/skillsgoat/pasture/context-truncation-padding/300-newline-canyon/skill', 'optimuslabs-io/skillsgoat/pasture/calibration/000-hidden-html-comment-instruction/skill'];
+    const expected: Record<string, string> = { 'ascii-smuggling': 'HIDE_TAG_CHARS', '200-rtl-override-labels': 'HIDE_BIDI', '200-homoglyph-imports': 'OBF_HOMOGLYPH', '300-newline-canyon': 'HIDE_PADDING', '000-hidden-html-comment-instruction': 'HIDE_HTML_COMMENT' };
+    for (const id of hiding) {
+      const sample = results.find((r) => r.id === id);
+      const key = Object.keys(expected).find((k) => id.includes(k))!;
+      expect(sample?.rules.map((r) => r.replace(/!$/, '')), id).toContain(expected[key]);
+    }
+  }, 120_000);
+});
