@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 import { deriveJailUid as jailUidFor } from '../../src/lib/jail/host.js';
 import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
+import { schemaValidator } from '../obs/schema.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -102,7 +103,18 @@ describe('comis run', () => {
     // Child runs are recorded under the session with the plan run as parent.
     const explain = h.run(['explain', result.sessionKey, '--json']);
     expect(explain.status).toBe(0);
-    expect(JSON.stringify(parseJson(explain.stdout))).toContain(first.runId);
+    const report = parseJson(explain.stdout);
+    expect(JSON.stringify(report)).toContain(first.runId);
+    // The coordinator section groups the children under their plan run, content-free.
+    schemaValidator('explain')(report);
+    const [plan] = report.result.coordinator;
+    expect(plan).toMatchObject({ leadAgentId: 'lead', status: 'failure', leadContextChars: expect.any(Number) });
+    expect(Object.fromEntries(plan.children.map((c: any) => [c.childId, c.state]))).toEqual(states);
+    expect(plan.children.find((c: any) => c.childId === 'writer')).toMatchObject({ grantedCaps: ['orch:read'], deniedCaps: ['orch:write'] });
+    expect(plan.children.find((c: any) => c.childId === 'first').runId).toBe(first.runId);
+    const pretty = h.run(['explain', result.sessionKey]);
+    expect(pretty.stdout).toMatch(/Coordinator plan \S+ \(lead lead\): failure, 6 children/);
+    expect(pretty.stdout).toContain('denied orch:write');
   });
 
   it('a cycle is a usage error before anything runs', () => {

@@ -46,6 +46,32 @@ export interface ExplainRunEntry {
   savings?: { estSavedTokens: number; savedRatio?: number };
 }
 
+/** One child of a coordinator plan run (`comis run`): ids, states, counts and sizes only. */
+export interface ExplainPlanChild {
+  childId: string;
+  agentId: string;
+  runId: string | null;
+  state: string;
+  durationMs: number | null;
+  steps: number;
+  summaryChars: number;
+  resultBytes: number | null;
+  grantedCaps: string[];
+  deniedCaps: string[];
+}
+
+/** A coordinator plan run of the session, with its children. */
+export interface ExplainPlanRun {
+  planRunId: string;
+  leadAgentId: string;
+  status: string;
+  startedAt: string;
+  durationMs: number | null;
+  /** Size of the lead's recorded context (Σ summaries + drill-in lines). */
+  leadContextChars: number;
+  children: ExplainPlanChild[];
+}
+
 export interface ExplainReport {
   scope: 'session' | 'run';
   sessionKey: string;
@@ -58,6 +84,8 @@ export interface ExplainReport {
   truncated: boolean;
   likelyRootCause: LikelyRootCause;
   orchestrate: ExplainRunEntry[];
+  /** Present only when the session ran coordinator plans (`comis run`). */
+  coordinator?: ExplainPlanRun[];
 }
 
 export type ExplainTarget = { key: string } | { last: true };
@@ -104,6 +132,38 @@ function notFound(db: Database, key: string | undefined): ComisError {
   return new ComisError('NOT_FOUND', message, { hint, details: { newestSessions: newest } });
 }
 
+const MAX_PLANS = 50;
+
+/** The session's coordinator plan runs, newest first; empty on stores without the plan tables. */
+function planRuns(db: Database, sessionKey: string): ExplainPlanRun[] {
+  const hasTables = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plan_runs'").get();
+  if (!hasTables) return [];
+  const plans = db
+    .prepare(
+      `SELECT plan_run_id AS planRunId, lead_agent_id AS leadAgentId, status, started_at AS startedAt, ended_at AS endedAt,
+              lead_context_chars AS leadContextChars
+         FROM plan_runs WHERE session_key = ? ORDER BY started_at DESC LIMIT ?`,
+    )
+    .all(sessionKey, MAX_PLANS) as { planRunId: string; leadAgentId: string; status: string; startedAt: number; endedAt: number | null; leadContextChars: number }[];
+  const children = db.prepare(
+    `SELECT child_id AS childId, agent_id AS agentId, run_id AS runId, state, duration_ms AS durationMs, steps,
+            summary_chars AS summaryChars, result_bytes AS resultBytes, granted_caps AS granted, denied_caps AS denied
+       FROM plan_children WHERE plan_run_id = ? ORDER BY child_id`,
+  );
+  const caps = (text: string): string[] => (text ? text.split(',').filter(Boolean) : []);
+  return plans.map((p) => ({
+    planRunId: p.planRunId,
+    leadAgentId: p.leadAgentId,
+    status: p.status,
+    startedAt: iso(p.startedAt),
+    durationMs: p.endedAt === null ? null : p.endedAt - p.startedAt,
+    leadContextChars: p.leadContextChars,
+    children: (children.all(p.planRunId) as (Omit<ExplainPlanChild, 'grantedCaps' | 'deniedCaps'> & { granted: string; denied: string })[]).map(
+      ({ granted, denied, ...c }) => ({ ...c, grantedCaps: caps(granted), deniedCaps: caps(denied) }),
+    ),
+  }));
+}
+
 function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow, runs: RunRow[], runCount: number): ExplainReport {
   const audit = auditByRun(db, runs);
   const entries: ExplainRunEntry[] = [];
@@ -122,7 +182,7 @@ function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow
       denies: a.denies,
     };
   });
-  return {
+  const report: ExplainReport = {
     scope,
     sessionKey: session.sessionKey,
     agentId: session.agentId,
@@ -133,6 +193,11 @@ function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow
     likelyRootCause: likelyRootCause(signals),
     orchestrate: entries,
   };
+  if (scope === 'session') {
+    const plans = planRuns(db, session.sessionKey);
+    if (plans.length > 0) report.coordinator = plans;
+  }
+  return report;
 }
 
 /**

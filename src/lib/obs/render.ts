@@ -67,6 +67,12 @@ export function renderExplainText(report: ExplainReport): string {
     tools(e),
   ]);
   out.push(...table(['RUN', 'OUTCOME', 'CLASS', 'EXIT', 'DURATION', 'RESULTREFS', 'TOOL CALLS'], rows));
+  for (const plan of report.coordinator ?? []) {
+    out.push('');
+    out.push(`Coordinator plan ${plan.planRunId} (lead ${plan.leadAgentId}): ${plan.status}, ${plan.children.length} children, ${formatDuration(plan.durationMs)}, lead context ${plan.leadContextChars} chars`);
+    const childRows = plan.children.map((c) => [c.childId, c.state, c.runId ?? '-', formatDuration(c.durationMs), String(c.steps), String(c.summaryChars), c.deniedCaps.length ? `denied ${c.deniedCaps.join(',')}` : '-']);
+    out.push(...table(['CHILD', 'STATE', 'RUN', 'DURATION', 'STEPS', 'SUMMARY', 'CAPS'], childRows));
+  }
   return `${out.join('\n')}\n`;
 }
 
