@@ -117,6 +117,18 @@ describe('comis run', () => {
     expect(pretty.stdout).toContain('denied orch:write');
   });
 
+  it("a child's full output (stdout and its ResultRefs) is kept in its own workspace", () => {
+    const h = makeHome();
+    const plan = `name: keep\nchildren:\n  - id: big\n    language: js\n    capabilities: [orch:read]\n    inline: |\n      const fs = require('node:fs');\n      const { comis_tools } = require('./comis_tools.js');\n      fs.writeFileSync('data.txt', 'row\\n'.repeat(10000));\n      comis_tools.read({ path: 'data.txt' }).then((r) => console.log('SUMMARY: ' + r.type + ' ' + r.ref));\n`;
+    const res = h.run(['run', writePlan(plan), '--json']);
+    const envelope = ndjson(res.stdout).at(-1)!;
+    expect(envelope.status, res.stdout + res.stderr).toBe('ok');
+    const child = envelope.result.children[0];
+    expect(child.summary).toBe('ResultRef results/ref-1.txt');
+    const kept = join(h.home, 'workspaces', 'default--big', 'comis-results', `${child.runId}.results`, 'ref-1.txt');
+    expect(readFileSync(kept, 'utf8')).toBe('row\n'.repeat(10000));
+  });
+
   it('a cycle is a usage error before anything runs', () => {
     const h = makeHome();
     const res = h.run(['run', writePlan('children:\n  - {id: a, inline: x, language: js, dependsOn: [b]}\n  - {id: b, inline: x, language: js, dependsOn: [a]}\n')]);

@@ -14,7 +14,7 @@
  *   then moved into the child's own workspace; the coordinator keeps only a
  *   bounded head and tail of it in memory.
  */
-import { closeSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -102,7 +102,7 @@ function headOf(path: string, max: number): string {
  * The workspace is jail-writable, so the directory is checked to be a real
  * directory (never a planted symlink) before the move.
  */
-function materializeChildOutput(teePath: string, workspace: string, runId: string, home: string, agentId: string): ResultRefInfo & { path: string } {
+function materializeChildOutput(teePath: string, keptResults: string, workspace: string, runId: string, home: string, agentId: string): ResultRefInfo & { path: string } {
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
   const wsReal = realpathSync(workspace);
   const dir = join(wsReal, RESULTS_DIR_NAME);
@@ -123,6 +123,16 @@ function materializeChildOutput(teePath: string, workspace: string, runId: strin
     rmSync(teePath, { force: true });
   }
   chmodSync(target, 0o644);
+  // The child's ResultRefs and writes, kept by the runner, sit beside its stdout.
+  if (existsSync(keptResults)) {
+    const resultsTarget = join(dir, `${runId}.results`);
+    try {
+      renameSync(keptResults, resultsTarget);
+    } catch {
+      cpSync(keptResults, resultsTarget, { recursive: true, verbatimSymlinks: true });
+      rmSync(keptResults, { recursive: true, force: true });
+    }
+  }
   const bytes = lstatSync(target).size;
   const kind = bytes === 0 ? 'text' : detectKind(headOf(target, 2048));
   return { ref: `workspaces/${agentId}/${RESULTS_DIR_NAME}/${name}`, bytes, kind, path: target };
@@ -210,7 +220,9 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     }
     const agent: ResolvedAgent = { id: r.agentId, config: lead.config, workspace };
     const teePath = join(scratch, `${child.id}.stdout`);
+    const keptResults = join(scratch, `${child.id}.results`);
     rmSync(teePath, { force: true });
+    rmSync(keptResults, { recursive: true, force: true });
     const t0 = Date.now();
     let steps = 0;
     let fork: { stop(): void } | undefined;
@@ -227,6 +239,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
         requestedCaps: r.grantedCaps,
         parentRunId: planRunId,
         stdoutFile: teePath,
+        keepResultsDir: keptResults,
         signal: options.signal,
         onEvent: (e) => {
           if (e.type === 'capability:audited') steps++;
@@ -248,7 +261,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       else if (res.failureClass) detail = `${res.failureClass}${res.exitCode !== null && res.failureClass === 'nonzero_exit' ? `, exit ${res.exitCode}` : ''}`;
       r.summary = summarizeStdout(res.stdout, child.summaryMaxChars).text;
       try {
-        r.resultRef = materializeChildOutput(teePath, workspace, res.runId, home, r.agentId);
+        r.resultRef = materializeChildOutput(teePath, keptResults, workspace, res.runId, home, r.agentId);
       } catch {
         r.resultRef = undefined;
       }

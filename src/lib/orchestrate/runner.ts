@@ -10,7 +10,7 @@
  * run's results area lives outside the jail-writable workspace and is bound
  * read-only; stderr is never returned on success and is redacted when shown.
  */
-import { chmodSync, chownSync, closeSync, constants as fsConstants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -61,6 +61,13 @@ export interface OrchestrateOptions {
   /** For coordinator children: caps requested (attenuated against the agent's). */
   requestedCaps?: readonly Capability[];
   parentRunId?: string;
+  /**
+   * Keep this run's results (ResultRefs and results/writes) instead of reaping
+   * them: they are copied into this host directory (created, must not exist)
+   * before the run directory is removed. For coordinator children, whose full
+   * output outlives the run.
+   */
+  keepResultsDir?: string;
   /** Phase marks for benchmarks ("where the time goes"). */
   mark?: (phase: string) => void;
   /**
@@ -376,6 +383,13 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     registry.revoke(assembly.lease.leaseId);
     await socket?.close();
     await slicer?.close();
+    if (options.keepResultsDir) {
+      try {
+        cpSync(resultsDir, options.keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+      } catch {
+        /* keeping is best effort: the run's outcome stands */
+      }
+    }
     rmSync(runDir, { recursive: true, force: true });
     mark('cleanup');
   }
