@@ -17,6 +17,9 @@ export type { JsonFailure, JsonSuccess } from './output.js';
 export abstract class BaseCommand extends Command {
   static override enableJsonFlag = true;
 
+  /** Commands whose --json output is an NDJSON stream write their errors as one line too. */
+  static ndjson = false;
+
   static override baseFlags = {
     verbose: Flags.boolean({
       description: 'Log at debug level (also COMIS_LOG_LEVEL=debug).',
@@ -65,7 +68,7 @@ export abstract class BaseCommand extends Command {
   override async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
     const mapped = toComisError(err, this.id ?? '');
-    process.exitCode = writeError(mapped, this.jsonEnabled());
+    process.exitCode = writeError(mapped, this.jsonEnabled(), (this.constructor as typeof BaseCommand).ndjson);
     // Only a bug's message is logged: the others can echo what the user typed (a session key, a path).
     const message = mapped.code === 'INTERNAL' ? mapped.message : '';
     logCommandEnd(this.id ?? '', { exitCode: mapped.exitCode, durationMs: Date.now() - this.startedAt, error: { code: mapped.code, message } });

@@ -27,15 +27,18 @@ export function formatJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** Writes an error for a human (stderr) or a machine (stdout JSON); returns the exit code. */
-export function writeError(err: ComisError, json: boolean): ExitCodeValue {
+/**
+ * Writes an error for a human (stderr) or a machine (stdout JSON; one line
+ * when the command streams NDJSON); returns the exit code.
+ */
+export function writeError(err: ComisError, json: boolean, ndjson = false): ExitCodeValue {
   const message = redactSecrets(err.message);
   const hint = err.hint === undefined ? undefined : redactSecrets(err.hint);
   if (json) {
     const body: JsonFailure = { status: 'error', error: { code: err.code, message } };
     if (hint) body.error.hint = hint;
     if (err.details) body.error.details = redactValue(err.details);
-    process.stdout.write(formatJson(body));
+    process.stdout.write(ndjson ? `${JSON.stringify(body)}\n` : formatJson(body));
   } else {
     process.stderr.write(`Error [${err.code}]: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`);
   }

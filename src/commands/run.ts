@@ -6,6 +6,8 @@ import { ComisError, ExitCode } from '../lib/errors.js';
 import type { CoordinatorEvent } from '../lib/coordinator/events.js';
 
 export default class Run extends BaseCommand {
+  static override ndjson = true;
+
   static override summary = 'Run a plan: a coordinator lead and its isolated child runs, with a live TUI.';
 
   static override description = `Each child of the plan is its own jailed orchestrate run, in its own workspace ($COMIS_HOME/workspaces/<lead>--<child>), with caps = lead caps ∩ requested caps. When a child ends, its full stdout is kept in its workspace and the lead receives only a bounded summary (the child's last "SUMMARY:" line, else the head and tail of its stdout) plus a ResultRef drill-in line.

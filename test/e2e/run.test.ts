@@ -135,6 +135,11 @@ describe('comis run', () => {
     expect(res.status).toBe(2);
     expect(res.stderr).toContain('cycle: a → b → a');
     expect(existsSync(join(h.home, 'workspaces'))).toBe(false);
+    // With --json the error is one NDJSON line, like every other line of the stream.
+    const json = h.run(['run', writePlan('children:\n  - {id: a, inline: x, language: js, dependsOn: [a]}\n'), '--json']);
+    expect(json.status).toBe(2);
+    expect(json.stdout.trim().split('\n')).toHaveLength(1);
+    expect(parseJson(json.stdout)).toMatchObject({ status: 'error', error: { code: 'INPUT_INVALID' } });
   });
 
   it('plain lines without a TTY: progress at the interval, stopping at the child end; the process exits', () => {
