@@ -2,7 +2,9 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { buildSync } from 'esbuild';
+import { expect } from 'vitest';
 
+import { ComisError } from '../../src/lib/errors.js';
 import { isRoot } from '../../src/lib/jail/host.js';
 import { DEFAULT_JAIL_LIMITS, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
 import type { JailMount, JailRequest, JailResourceLimits, JailedProcess } from '../../src/lib/jail/types.js';
@@ -10,6 +12,18 @@ import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 export const WS = '/workspace';
+
+/** Runs `fn`, which must throw a ComisError INPUT_INVALID; returns it for further checks. */
+export function expectInputInvalid(fn: () => unknown): ComisError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ComisError);
+    expect((err as ComisError).code).toBe('INPUT_INVALID');
+    return err as ComisError;
+  }
+  throw new Error('expected INPUT_INVALID');
+}
 export const limits: JailResourceLimits = { ...DEFAULT_JAIL_LIMITS };
 
 let uidCounter = 0;

@@ -5,24 +5,14 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { ComisError } from '../../src/lib/errors.js';
 import { findOnPath } from '../../src/lib/jail/host.js';
 import { resolveInterpreter, resolveJq } from '../../src/lib/jail/interpreters.js';
 import { prepareWritableDir, screenBindSource } from '../../src/lib/jail/mounts.js';
 import { MIN_ENTRY_BYTES, measureTree } from '../../src/lib/jail/quota.js';
 import { tempDir } from '../helpers/temp.js';
-import { root } from './helpers.js';
+import { expectInputInvalid, root } from './helpers.js';
 
-function refusal(fn: () => unknown): ComisError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ComisError);
-    expect((err as ComisError).code).toBe('INPUT_INVALID');
-    return err as ComisError;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = expectInputInvalid;
 
 /** A fake home with the usual secrets (a fresh one per test: temp dirs are removed after each). */
 function fakeHome(): { home: string; comisHome: string; ctx: { comisHome: string; home: string } } {

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { jailLimitsSchema } from '../../src/lib/config/schema.js';
-import { ComisError } from '../../src/lib/errors.js';
 import {
   FIRST_DATA_FD,
   buildJailPlan,
@@ -18,6 +17,7 @@ import {
 } from '../../src/lib/jail/plan.js';
 import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
 import { buildSeccompFilter } from '../../src/lib/jail/seccomp.js';
+import { expectInputInvalid } from './helpers.js';
 import type { JailRequest } from '../../src/lib/jail/types.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -36,16 +36,7 @@ function request(overrides: Partial<JailRequest> = {}): JailRequest {
   };
 }
 
-function invalid(fn: () => unknown): ComisError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ComisError);
-    expect((err as ComisError).code).toBe('INPUT_INVALID');
-    return err as ComisError;
-  }
-  throw new Error('expected INPUT_INVALID');
-}
+const invalid = expectInputInvalid;
 
 describe('jail plan', () => {
   it('default limits match the config schema defaults', () => {

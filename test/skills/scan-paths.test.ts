@@ -7,19 +7,10 @@ import { loadBaseline, writeBaseline } from '../../src/lib/skills/baseline.js';
 import { ComisError } from '../../src/lib/errors.js';
 import { failsThreshold, scanSkillPaths } from '../../src/lib/skills/scan-paths.js';
 import { renderGithub, renderPretty } from '../../src/lib/skills/report-text.js';
-import { tempDir } from '../helpers/temp.js';
+import { SKILL, skillTree } from '../helpers/skill-tree.js';
 
-const SKILL = (name: string, body: string): string => `---\nname: ${name}\ndescription: A ${name} skill.\n---\n\n${body}\n`;
 
-function repo(files: Record<string, string>): string {
-  const root = tempDir();
-  mkdirSync(join(root, '.git'));
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-  return root;
-}
+const repo = skillTree;
 
 const ids = (report: ReturnType<typeof scanSkillPaths>): string[] => report.files.flatMap((f) => f.findings.map((x) => `${f.path}:${x.ruleId}`));
 

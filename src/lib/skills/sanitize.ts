@@ -34,21 +34,34 @@ export const TRUNCATION_MARKER = '\n[TRUNCATED]';
  * unterminated one).
  */
 export function stripHtmlComments(text: string): { text: string; count: number } {
-  // Same result as /<!--[\s\S]*?-->/g, but with indexOf: the regex is quadratic
-  // on many unclosed `<!--` (each start scans to the end of the text).
-  let count = 0;
+  const spans = htmlCommentSpans(text);
+  if (spans.length === 0) return { text, count: 0 };
   let out = '';
+  let from = 0;
+  for (const [open, end] of spans) {
+    out += text.slice(from, open);
+    from = end;
+  }
+  return { text: out + text.slice(from), count: spans.length };
+}
+
+/**
+ * The `[start, end)` spans of complete HTML comments, non-greedy and in order.
+ * Same matches as /<!--[\s\S]*?-->/g, but with indexOf: the regex is
+ * quadratic on many unclosed `<!--` (each start scans to the end of the text).
+ */
+export function htmlCommentSpans(text: string): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
   let from = 0;
   for (;;) {
     const open = text.indexOf('<!--', from);
     if (open < 0) break;
     const close = text.indexOf('-->', open + 4);
     if (close < 0) break;
-    out += text.slice(from, open);
+    spans.push([open, close + 3]);
     from = close + 3;
-    count += 1;
   }
-  return { text: count === 0 ? text : out + text.slice(from), count };
+  return spans;
 }
 
 /** Step 2. Compatibility decomposition + canonical composition (full-width, ligatures, ...). */

@@ -6,6 +6,7 @@
  * not move or hide a finding.
  */
 import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter } from './unicode.js';
+import { htmlCommentSpans } from './sanitize.js';
 import type { ScanView } from './types.js';
 
 export interface TextView {
@@ -104,19 +105,16 @@ function rawEndOf(view: TextView, i: number): number {
 export function commentsStrippedView(raw: TextView): TextView | undefined {
   const text = raw.text;
   if (!text.includes('<!--')) return undefined;
+  const spans = htmlCommentSpans(text);
+  if (spans.length === 0) return undefined;
   const builder = new MappedBuilder(text.length);
   const changes: number[] = [];
   let from = 0;
-  for (;;) {
-    const open = text.indexOf('<!--', from);
-    if (open < 0) break;
-    const close = text.indexOf('-->', open + 4);
-    if (close < 0) break;
+  for (const [open, end] of spans) {
     builder.pushRange(raw, from, open);
     changes.push(builder.size);
-    from = close + 3;
+    from = end;
   }
-  if (changes.length === 0) return undefined;
   builder.pushRange(raw, from, text.length);
   return builder.build('comments-stripped', changes);
 }
