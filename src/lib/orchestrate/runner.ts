@@ -210,8 +210,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   // 5. Run directory (outside the workspace; the jail sees it read-only).
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
   const root = process.getuid?.() === 0;
-  const hostUid = root ? jail.deriveJailUid(ensureWorkspace(options.agent.workspace)) : (process.getuid?.() ?? 65534);
-  const workspaceReal = jail.prepareWritableDir(options.agent.workspace, hostUid);
+  const workspacePath = ensureWorkspace(options.agent.workspace);
+  const hostUid = root ? jail.deriveJailUid(workspacePath) : (process.getuid?.() ?? 65534);
+  const workspaceReal = jail.prepareWritableDir(workspacePath, hostUid);
   const runDir = join(tmpdir(), `comis-run-${runId}`);
   const sdkDir = join(runDir, 'sdk');
   const resultsDir = join(runDir, 'results');
