@@ -31,12 +31,16 @@ describe('parseSince', () => {
   it('rejects nonsense and the future with a usage error', () => {
     for (const bad of ['yesterday', '24', 'h', '-3d', '2025-13-45', '']) expect(() => parseSince(bad, NOW), bad).toThrow(ComisError);
     expect(() => parseSince('2030-01-01', NOW)).toThrow(/in the future/);
+    let caught: unknown;
     try {
       parseSince('soon', NOW);
     } catch (e) {
-      expect((e as ComisError).code).toBe('USAGE');
-      expect((e as ComisError).hint).toMatch(/24h/);
+      caught = e;
     }
+    // Asserted outside the catch, so a parseSince that stops throwing fails here.
+    expect(caught).toBeInstanceOf(ComisError);
+    expect((caught as ComisError).code).toBe('USAGE');
+    expect((caught as ComisError).hint).toMatch(/24h/);
   });
 });
 

@@ -1,18 +1,27 @@
 import { describe, expect, it } from 'vitest';
 
 import { tempDir } from '../helpers/temp.js';
-import { corpusAvailable, corpusDir, evaluateCorpus, formatCorpusTable, type SampleResult } from './corpus.js';
+import { corpusAvailable, corpusDir, corpusRequired, evaluateCorpus, formatCorpusTable, type SampleResult } from './corpus.js';
 
 /**
- * The development corpus targets (issue 5). Reads `<repo root>/../shared/corpus/skills`
- * (CI has it beside the clone). The corpus is required: a missing corpus fails
- * the test rather than skipping it, so the targets are always enforced.
+ * The development corpus targets (issue 5). Reads `COMIS_SKILL_CORPUS`, else
+ * `<repo root>/../shared/corpus/skills`. A clone without the corpus skips with a
+ * test name that says why; with COMIS_SKILL_CORPUS set (as .ci/run does) a missing
+ * corpus fails, so CI always enforces the targets.
  */
 const rate = (list: readonly SampleResult[], pick: (r: SampleResult) => boolean): number => (list.length === 0 ? 0 : list.filter(pick).length / list.length);
 
+const runCorpus = corpusAvailable() || corpusRequired;
+const title = runCorpus
+  ? 'meets the false-positive and detection targets'
+  : `meets the targets (SKIPPED: no corpus at ${corpusDir}; set COMIS_SKILL_CORPUS to the labelled corpus to run it)`;
+
+// One visible line in the run's output, not only a skipped count.
+if (!runCorpus) console.warn(`skill corpus test skipped: no corpus at ${corpusDir}; set COMIS_SKILL_CORPUS to run it`);
+
 describe('development corpus', () => {
-  it('meets the false-positive and detection targets', () => {
-    expect(corpusAvailable(), `corpus not found at ${corpusDir}`).toBe(true);
+  it.skipIf(!runCorpus)(title, () => {
+    expect(corpusAvailable(), `corpus not found at ${corpusDir} (COMIS_SKILL_CORPUS)`).toBe(true);
     const results = evaluateCorpus(tempDir('comis-corpus-'));
     // vitest prints this on the test's stdout: the per-source and per-family figures.
     console.log(formatCorpusTable(results));

@@ -10,7 +10,14 @@ import { dirname, join, resolve } from 'node:path';
 import { scanSkillPaths } from '../../src/lib/skills/scan-paths.js';
 import { repoRoot } from '../helpers/cli.js';
 
-export const corpusDir = resolve(repoRoot, '..', 'shared', 'corpus', 'skills');
+/**
+ * Where the corpus is: `COMIS_SKILL_CORPUS`, else `../shared/corpus/skills` beside the
+ * checkout (where the development machines and CI have it). A clone without it skips.
+ */
+export const corpusDir = process.env.COMIS_SKILL_CORPUS ? resolve(process.env.COMIS_SKILL_CORPUS) : resolve(repoRoot, '..', 'shared', 'corpus', 'skills');
+
+/** Set explicitly (as .ci/run does), the corpus is required: a missing one fails instead of skipping. */
+export const corpusRequired = Boolean(process.env.COMIS_SKILL_CORPUS);
 
 export interface ManifestRow {
   file: string;
