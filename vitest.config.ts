@@ -8,5 +8,7 @@ export default defineConfig({
     // Tests spawn real jails and real processes; two cores here, keep it civil.
     maxWorkers: 2,
     pool: 'forks',
+    // HOME is an empty temp dir for the whole run and must stay empty (no test touches ~/.comis).
+    globalSetup: ['test/setup/isolated-home.ts'],
   },
 });

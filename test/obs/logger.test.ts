@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -199,5 +200,17 @@ describe('logger', () => {
     writeFileSync(file, '');
     configureLogging({ home: join(file, 'home'), env: {} });
     expect(() => getLogger().error('goes nowhere')).not.toThrow();
+  });
+});
+
+describe('logger without a configured home', () => {
+  it('writes nowhere until a command configures its home (never the real ~/.comis)', () => {
+    closeLogger();
+    configureLogging({ home: undefined, env: {} });
+    getLogger().warn('library use, no home configured');
+    logRunEvent({ type: 'run:started', runId: 'r1', leaseId: 'l1', sessionKey: 's', agentId: 'a', language: 'js' });
+    // HOME is the suite's empty temp dir (test/setup/isolated-home.ts).
+    expect(homedir()).toBe(process.env.COMIS_TEST_HOME);
+    expect(readdirSync(homedir())).toEqual([]);
   });
 });

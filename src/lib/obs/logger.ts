@@ -220,15 +220,19 @@ export function logFilePath(home: string = comisHome()): string {
  */
 export function getLogger(): Logger {
   if (state.logger) return state.logger;
-  const home = state.options.home ?? comisHome(state.options.env ?? process.env);
-  const path = logFilePath(home);
-  let destination: { write(chunk: string): void };
-  try {
-    mkdirSync(logsDir(home), { recursive: true, mode: 0o700 });
-    state.file = new BoundedLogFile(path, state.options.maxBytes ?? DEFAULT_LOG_MAX_BYTES);
-    destination = state.file;
-  } catch {
-    destination = { write: () => undefined };
+  // Only a command that configured logging with its home writes a log file: library
+  // callers (embedding, tests) that never did get a logger that discards, so nothing
+  // falls back to writing into the user's real ~/.comis behind their back.
+  const home = state.options.home;
+  let destination: { write(chunk: string): void } = { write: () => undefined };
+  if (home !== undefined) {
+    try {
+      mkdirSync(logsDir(home), { recursive: true, mode: 0o700 });
+      state.file = new BoundedLogFile(logFilePath(home), state.options.maxBytes ?? DEFAULT_LOG_MAX_BYTES);
+      destination = state.file;
+    } catch {
+      /* the directory cannot be made: discard rather than fail the command */
+    }
   }
   const pino = require('pino') as typeof import('pino');
   const options: LoggerOptions = {
