@@ -61,6 +61,17 @@ describe('ResultRef materialization', () => {
     expect(detectKind('[1,2,3]')).toBe('json');
     expect(detectKind('a,b,c\n1,2,3\n4,5,6\n')).toBe('csv');
     expect(detectKind('hello world\nplain text')).toBe('text');
+    // Starting with a bracket is not enough: log lines and templated text are text.
+    expect(detectKind('[INFO] server started\n[WARN] disk at 91%\n')).toBe('text');
+    expect(detectKind('[2026-12-01 10:00:00] boot\n')).toBe('text');
+    expect(detectKind('{user} logged in\n{user} logged out\n')).toBe('text');
+    expect(detectKind('[1, 2] trailing words')).toBe('text');
+    // A head cut anywhere inside a document is still JSON; several lines of documents are JSONL.
+    expect(detectKind('[{"name": "a\\"b", "n": -1.5e3, "ok": true, "x": nu')).toBe('json');
+    expect(detectKind('{"a": [1, {"b": null}], "c": "\\u00e9')).toBe('json');
+    expect(detectKind('[1,2]\n[3,4]\n')).toBe('jsonl');
+    expect(detectKind('{"a":1}\n{"a":')).toBe('jsonl');
+    expect(detectKind('{"a" 1}')).toBe('text');
     const p = previewOf(Buffer.from('é'.repeat(2000)), 2047);
     expect(p).toBe('é'.repeat(1023));
   });

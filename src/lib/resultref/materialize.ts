@@ -79,17 +79,9 @@ export function detectKind(head: string, nameHint = ''): ResultKind {
   if (name.endsWith('.csv')) return 'csv';
   const t = head.trimStart();
   if (t.startsWith('{') || t.startsWith('[')) {
-    const firstLine = t.split('\n', 1)[0]!.trim();
-    const lines = t.split('\n').filter((l) => l.trim() !== '');
-    if (lines.length > 1 && firstLine.startsWith('{') && firstLine.endsWith('}')) {
-      try {
-        JSON.parse(firstLine);
-        return 'jsonl';
-      } catch {
-        /* a pretty-printed document */
-      }
-    }
-    return 'json';
+    // Only what parses as JSON is JSON: `[INFO] started` and `{user} logged in` are text.
+    const shape = jsonHeadShape(t);
+    if (shape !== 'invalid') return shape;
   }
   if (name.endsWith('.json')) return 'json';
   const lines = head.split('\n').slice(0, 5).filter(Boolean);
@@ -98,6 +90,118 @@ export function detectKind(head: string, nameHint = ''): ResultKind {
     if (commas[0]! > 0 && commas.every((c) => c === commas[0])) return 'csv';
   }
   return 'text';
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const LITERALS = ['true', 'false', 'null'];
+
+/**
+ * Whether `text` (the head of a payload, possibly cut anywhere) is the beginning of
+ * one JSON document (`json`), of several newline-separated ones (`jsonl`), or of
+ * neither (`invalid`). A scanner, not a parser: it checks the grammar up to the
+ * first error and accepts a head that ends mid-value.
+ */
+export function jsonHeadShape(text: string): 'json' | 'jsonl' | 'invalid' {
+  type Want = 'value' | 'value_or_close' | 'key' | 'key_or_close' | 'colon' | 'comma_or_close';
+  const stack: ('{' | '[')[] = [];
+  let want: Want = 'value';
+  let docs = 0;
+  let i = 0;
+  const n = text.length;
+  const skipSpace = (): boolean => {
+    let newline = false;
+    for (; i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r'); i++) if (text[i] === '\n') newline = true;
+    return newline;
+  };
+  /** Scans a string at `i` (on its quote); false on a bad escape or a control character. */
+  const scanString = (): boolean => {
+    i++;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c === 0x5c) {
+        const e = text[i + 1];
+        if (e === undefined) return (i = n), true;
+        if (e === 'u') {
+          const hex = text.slice(i + 2, i + 6);
+          if (!/^[0-9a-fA-F]*$/.test(hex)) return false;
+          i += 6;
+          continue;
+        }
+        if (!'"\\/bfnrt'.includes(e)) return false;
+        i += 2;
+        continue;
+      }
+      i++;
+    }
+    return true;
+  };
+  const closeValue = (): void => {
+    if (stack.length === 0) {
+      docs++;
+      want = 'value';
+    } else want = 'comma_or_close';
+  };
+  while (true) {
+    const newline = skipSpace();
+    if (i >= n) break;
+    const c = text[i]!;
+    if (stack.length === 0 && docs > 0 && !newline) return 'invalid';
+    if (want === 'value' || want === 'value_or_close') {
+      if (want === 'value_or_close' && c === ']') {
+        stack.pop();
+        i++;
+        closeValue();
+      } else if (c === '{' || c === '[') {
+        stack.push(c);
+        i++;
+        want = c === '{' ? 'key_or_close' : 'value_or_close';
+      } else if (c === '"') {
+        if (!scanString()) return 'invalid';
+        closeValue();
+      } else if (c === '-' || (c >= '0' && c <= '9')) {
+        NUMBER.lastIndex = i;
+        if (!NUMBER.exec(text)) return i === n - 1 && c === '-' ? (i = n, 'json') : 'invalid';
+        i = NUMBER.lastIndex;
+        if (i < n && !' \t\r\n,]}'.includes(text[i]!)) return 'invalid';
+        closeValue();
+      } else {
+        const rest = text.slice(i, i + 5);
+        const lit = LITERALS.find((l) => rest.startsWith(l) || (i + rest.length === n && l.startsWith(rest)));
+        if (!lit) return 'invalid';
+        i += Math.min(lit.length, rest.length);
+        closeValue();
+      }
+    } else if (want === 'key' || want === 'key_or_close') {
+      if (want === 'key_or_close' && c === '}') {
+        stack.pop();
+        i++;
+        closeValue();
+      } else if (c === '"') {
+        if (!scanString()) return 'invalid';
+        want = 'colon';
+      } else return 'invalid';
+    } else if (want === 'colon') {
+      if (c !== ':') return 'invalid';
+      i++;
+      want = 'value';
+    } else {
+      const open = stack[stack.length - 1];
+      if (c === ',') {
+        i++;
+        want = open === '{' ? 'key' : 'value';
+      } else if ((c === '}' && open === '{') || (c === ']' && open === '[')) {
+        stack.pop();
+        i++;
+        closeValue();
+      } else return 'invalid';
+    }
+  }
+  return docs > 1 || (docs === 1 && stack.length > 0) ? 'jsonl' : 'json';
 }
 
 const EXT: Record<ResultKind, string> = { json: 'json', jsonl: 'jsonl', csv: 'csv', text: 'txt' };
