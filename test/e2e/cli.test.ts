@@ -64,6 +64,21 @@ describe('comis CLI', () => {
     expect(res.stderr).toMatch(/Error \[IO_ERROR\]: Cannot create directory .*a-file\/sub: ENOTDIR/);
   });
 
+  it('sdk emit refuses pseudo-filesystems and non-directories at once (no mkdir loop), and creates nested dirs', () => {
+    const home = tempDir();
+    const proc = runComis(['sdk', 'emit', '--out', '/proc/comis-x'], { home, timeoutMs: 20_000 });
+    expect(proc.status).toBe(2);
+    expect(proc.stderr).toMatch(/Error \[USAGE\]: --out \/proc\/comis-x is inside \/proc, a kernel pseudo-filesystem/);
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    const notDir = runComis(['sdk', 'emit', '--out', file], { home });
+    expect(notDir.status).toBe(2);
+    expect(notDir.stderr).toMatch(/exists and is not a directory/);
+    const nested = join(tempDir(), 'a', 'b', 'c');
+    expect(runComis(['sdk', 'emit', '--out', nested], { home }).status).toBe(0);
+    expect(readFileSync(join(nested, 'comis_tools.py'), 'utf8')).toMatch(/comis_tools/);
+  });
+
   it('--help, --version and jail probe load no heavy module and no other command', () => {
     const forbidden = /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\//;
     for (const args of [['--help'], ['--version'], ['jail', 'probe', '--json'], ['sdk', 'emit', '--out', tempDir()]]) {

@@ -2,8 +2,8 @@
  * Writing and checking emitted SDK files on disk. Writes are atomic (temp
  * file + rename), so a failed emit never leaves a half-written SDK behind.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 import { ComisError } from '../errors.js';
 
@@ -14,14 +14,54 @@ export interface SdkDrift {
   line?: number;
 }
 
-export function writeSdkFiles(dir: string, files: Map<string, string>): string[] {
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw new ComisError('IO_ERROR', `Cannot create directory ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}.`, {
-      hint: 'Pass --out with a writable directory.',
+/** Kernel pseudo-filesystems: nothing an SDK belongs in, and `mkdir -p` there can loop. */
+const PSEUDO_ROOTS = ['/proc', '/sys', '/dev'];
+
+/**
+ * Creates `dir` one component at a time (never `mkdir -p`, which spins forever on
+ * some pseudo-filesystems) and refuses a target that exists but is not a directory.
+ */
+function ensureOutputDir(dir: string): void {
+  const abs = resolve(dir);
+  if (PSEUDO_ROOTS.some((r) => abs === r || abs.startsWith(`${r}/`))) {
+    throw new ComisError('USAGE', `--out ${dir} is inside ${PSEUDO_ROOTS.find((r) => abs === r || abs.startsWith(`${r}/`))}, a kernel pseudo-filesystem, not a directory for files.`, {
+      hint: 'Pass --out with a regular writable directory, e.g. --out .',
     });
   }
+  const missing: string[] = [];
+  let at = abs;
+  while (true) {
+    let st;
+    try {
+      st = statSync(at);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' || dirname(at) === at) throw ioError(dir, code);
+      missing.unshift(at);
+      at = dirname(at);
+      continue;
+    }
+    if (!st.isDirectory()) {
+      throw new ComisError('USAGE', `--out ${dir}: ${at} exists and is not a directory.`, { hint: 'Pass --out with a directory (it is created if missing).' });
+    }
+    break;
+  }
+  for (const component of missing) {
+    try {
+      mkdirSync(component);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw ioError(dir, code);
+    }
+  }
+}
+
+function ioError(dir: string, code: string | undefined): ComisError {
+  return new ComisError('IO_ERROR', `Cannot create directory ${dir}: ${code ?? 'error'}.`, { hint: 'Pass --out with a writable directory.' });
+}
+
+export function writeSdkFiles(dir: string, files: Map<string, string>): string[] {
+  ensureOutputDir(dir);
   const written: string[] = [];
   for (const [name, content] of files) {
     const target = join(dir, name);
