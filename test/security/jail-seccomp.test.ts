@@ -18,11 +18,13 @@
  * with exactly that rule left out (JailRequest.testOnlyWeaken) succeeds, and
  * each script prints a marker before its first attack.
  */
+import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { resolveInterpreter } from '../../src/lib/jail/spawn.js';
 import { limits, node, python, runInJail } from '../jail/helpers.js';
 
 const EPERM = 1;
@@ -286,5 +288,51 @@ describe('seccomp: no set-user-ID or set-group-ID file (hole 5)', () => {
     // The script's last chmod 755 cleared py again; what it created stays setuid (seen from the host).
     expect(setidFiles(r.workspace)).toEqual(expect.arrayContaining(['s-install', 's-mknod', 's-open']));
     expect(out.setid).toEqual(expect.arrayContaining(['s-install', 's-mknod', 's-open']));
+  });
+});
+
+/**
+ * x86_64 machine code that makes an i386 syscall through `int 0x80`
+ * (eax = nr, ebx/ecx/edx = args), in a MAP_32BIT page so pointers fit:
+ * push rbx; mov eax, edi; mov ebx, esi; xchg edx, ecx; int 0x80; movsxd rax, eax; pop rbx; ret.
+ * i386 has socketcall (102) and socket (359), which the native ABI lacks.
+ */
+const INT80 = `
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+addr = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)   # RWX, MAP_PRIVATE|MAP_ANONYMOUS|MAP_32BIT: pointers fit in ebx/ecx
+assert addr and addr < 2**32, addr
+code = bytes([0x53, 0x89, 0xf8, 0x89, 0xf3, 0x87, 0xca, 0xcd, 0x80, 0x48, 0x63, 0xc0, 0x5b, 0xc3])
+ctypes.memmove(addr, code, len(code))
+int80 = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_long)(addr)
+args = addr + 64
+ctypes.memmove(args, (ctypes.c_uint32 * 3)(40, 1, 0), 12)   # {AF_VSOCK, SOCK_STREAM, 0}
+print('REACHED', flush=True)
+out = {'getpid': int80(20, 0, 0, 0), 'pid': os.getpid()}
+out['socketcall'] = int80(102, 1, args, 0)   # socketcall(SYS_SOCKET, {AF_VSOCK, ...})
+out['socket'] = int80(359, 40, 1, 0)  # i386 socket(AF_VSOCK, SOCK_STREAM, 0)
+for k in ('socketcall', 'socket'):
+    if out[k] > 2: os.close(out[k])
+print(json.dumps(out))
+`;
+
+describe.skipIf(process.arch !== 'x64')('seccomp: the i386 ABI (socketcall) is denied outright', () => {
+  it('getpid, socketcall(SYS_SOCKET, AF_VSOCK) and socket(AF_VSOCK) through int 0x80 all get EPERM; the same code on the host reaches the kernel', async (ctx) => {
+    const py = python();
+    const host = spawnSync(resolveInterpreter('python3').hostPath, ['-I', '-c', INT80], { encoding: 'utf8', timeout: 30_000 });
+    const hostOut = host.status === 0 ? (parse(host.stdout) as Record<string, number>) : undefined;
+    const r = await runInJail({ command: py.cmd(INT80), mounts: py.mounts });
+    expect(r.stderr).toBe('');
+    const out = parse(r.stdout) as Record<string, number>;
+    expect(out).toMatchObject({ getpid: -EPERM, socketcall: -EPERM, socket: -EPERM });
+    // The control, outside any filter: the kernel has the i386 ABI and runs the very same code.
+    if (!hostOut || hostOut.getpid !== hostOut.pid) {
+      ctx.skip(`this kernel runs no i386 code (ia32 emulation off?): ${host.stderr || JSON.stringify(hostOut)}`);
+      return;
+    }
+    // A vsock fd, or EAFNOSUPPORT on a kernel without vsock: never the filter's EPERM.
+    for (const k of ['socketcall', 'socket']) expect(hostOut[k] === -EAFNOSUPPORT || hostOut[k]! > 2, `${k} ${hostOut[k]}`).toBe(true);
   });
 });
