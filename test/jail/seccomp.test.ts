@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
+import { buildJailPlan, planOptions } from '../../src/lib/jail/plan.js';
+import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
+
 import { BPF, NEXT, assemble, decode, resolve, type SockFilter } from '../../src/lib/jail/bpf.js';
 import {
   AUDIT_ARCH,
@@ -250,5 +253,34 @@ describe('syscall tables', () => {
     expect(syscallNumber('openat', 'arm64')).toBe(56);
     expect(syscallNumber('openat2', 'arm64')).toBe(437);
     expect(syscallNumber('chmod', 'arm64')).toBeUndefined();
+  });
+});
+
+describe('test-only weakening of the jail', () => {
+  const tools = { bwrap: '/usr/bin/bwrap', prlimit: '/usr/bin/prlimit', setpriv: '/usr/bin/setpriv' };
+  const ctx = { tools, root: true, arch: 'x64' as const, hostUid: 234567 };
+  const req = { command: ['/usr/bin/true'], mounts: [], cwd: '/', env: {}, limits: DEFAULT_JAIL_LIMITS };
+  const seccompOf = (plan: ReturnType<typeof buildJailPlan>): Buffer => plan.dataFds[Number(planOptions(plan)[planOptions(plan).indexOf('--seccomp') + 1]) - 3]!;
+
+  it('leaves out exactly the named seccomp rule and bwrap options', () => {
+    const full = buildJailPlan(req, [], ctx);
+    expect(seccompOf(full)).toEqual(buildSeccompFilter('x64'));
+    const weak = buildJailPlan({ ...req, testOnlyWeaken: { seccomp: ['socket-families'], bwrap: ['--disable-userns', '--cap-drop'] } }, [], ctx);
+    expect(seccompOf(weak)).toEqual(buildSeccompFilter('x64', { omit: ['socket-families'] }));
+    const opts = planOptions(weak);
+    expect(opts).not.toContain('--disable-userns');
+    expect(opts).not.toContain('--cap-drop');
+    expect(planOptions(full).filter((o) => !opts.includes(o))).toEqual(['--disable-userns', '--cap-drop', 'ALL']); // nothing else went
+  });
+
+  it('is refused outside the test runner, so no real run can be built weakened', () => {
+    const saved = process.env.VITEST;
+    delete process.env.VITEST;
+    try {
+      expect(() => buildJailPlan({ ...req, testOnlyWeaken: { seccomp: ['setid-modes'] } }, [], ctx)).toThrow(/test suite only/);
+      expect(() => buildJailPlan(req, [], ctx)).not.toThrow();
+    } finally {
+      process.env.VITEST = saved;
+    }
   });
 });
