@@ -87,6 +87,7 @@ export async function runInJail(opts: RunOptions): Promise<RunResult> {
     hostUid: ws.hostUid,
     ...(opts.stdin ? { stdin: opts.stdin } : {}),
     ...(opts.writableQuota ? { writableQuota: opts.writableQuota } : {}),
+    ...(opts.testOnlyWeaken ? { testOnlyWeaken: opts.testOnlyWeaken } : {}),
   };
   const p = spawnJail(req);
   let stdout = '';

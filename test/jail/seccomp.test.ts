@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
 
+import { buildJailPlan, planOptions } from '../../src/lib/jail/plan.js';
+import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
+
 import { BPF, NEXT, assemble, decode, resolve, type SockFilter } from '../../src/lib/jail/bpf.js';
 import {
   AUDIT_ARCH,
   CLONE_NAMESPACE_FLAGS,
   DENIED_SYSCALLS,
   RET_ALLOW,
+  RET_EAFNOSUPPORT,
   RET_ENOSYS,
+  RET_EOPNOTSUPP,
   RET_EPERM,
+  SECCOMP_RULES,
   TIOCLINUX,
   TIOCSTI,
   buildSeccompFilter,
@@ -32,6 +38,10 @@ function run(filters: SockFilter[], data: { nr: number; arch: number; args?: big
     switch (f.code) {
       case BPF.LD_W_ABS:
         acc = buf.readUInt32LE(f.k);
+        pc++;
+        break;
+      case BPF.AND_K:
+        acc = (acc & f.k) >>> 0;
         pc++;
         break;
       case BPF.JEQ_K:
@@ -98,7 +108,7 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
       if (n === undefined) continue;
       expect(run(filters, { nr: n, arch: a }), name).toBe(RET_EPERM);
     }
-    for (const must of ['ptrace', 'process_vm_writev', 'process_vm_readv', 'keyctl', 'add_key', 'request_key', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'io_uring_enter', 'io_uring_register', 'mount', 'umount2', 'pivot_root', 'move_mount', 'open_tree', 'fsopen', 'fsmount', 'fsconfig', 'fspick', 'mount_setattr', 'kexec_load', 'kexec_file_load', 'init_module', 'finit_module', 'delete_module', 'unshare', 'setns', 'acct', 'swapon', 'swapoff', 'reboot'] as const) {
+    for (const must of ['ptrace', 'process_vm_writev', 'process_vm_readv', 'keyctl', 'add_key', 'request_key', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'io_uring_enter', 'io_uring_register', 'mount', 'umount2', 'pivot_root', 'move_mount', 'open_tree', 'fsopen', 'fsmount', 'fsconfig', 'fspick', 'mount_setattr', 'kexec_load', 'kexec_file_load', 'init_module', 'finit_module', 'delete_module', 'unshare', 'setns', 'acct', 'swapon', 'swapoff', 'reboot', 'pidfd_getfd', 'open_by_handle_at', 'name_to_handle_at', 'kcmp', 'chroot', 'process_madvise', 'syslog', 'quotactl', 'fanotify_init', 'settimeofday', 'sethostname', 'setdomainname'] as const) {
       expect(DENIED_SYSCALLS).toContain(must);
     }
   });
@@ -131,10 +141,87 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
     expect(personality(0x0400000n)).toBe(RET_EPERM); // READ_IMPLIES_EXEC
   });
 
-  it('denies everything from another architecture', () => {
+  it('denies everything from another architecture, socketcall of the i386 and arm32 ABIs included', () => {
     const other = arch === 'x64' ? AUDIT_ARCH.arm64 : AUDIT_ARCH.x64;
     expect(run(filters, { nr: 0, arch: other })).toBe(RET_EPERM);
     expect(run(filters, { nr: 1, arch: 0x40000003 })).toBe(RET_EPERM); // i386 via int 0x80
+    // socketcall(SYS_SOCKET, {AF_VSOCK, ...}) exists only on those ABIs (i386: socketcall 102; arm32 EABI: socket 281): both refused by the arch check.
+    expect(run(filters, { nr: 102, arch: 0x40000003, args: [1n] })).toBe(RET_EPERM);
+    expect(run(filters, { nr: 281, arch: 0x40000028, args: [40n] })).toBe(RET_EPERM); // AUDIT_ARCH_ARM, socket(AF_VSOCK)
+  });
+
+  it('allow-lists socket families for socket and socketpair, on the low 32 bits', () => {
+    for (const call of ['socket', 'socketpair'] as const) {
+      const sock = (domain: bigint, type = 1n, protocol = 0n): number => run(filters, { nr: nr(call), arch: a, args: [domain, type, protocol] });
+      expect(sock(1n), `${call} AF_UNIX`).toBe(RET_ALLOW);
+      expect(sock(2n), `${call} AF_INET`).toBe(RET_ALLOW);
+      expect(sock(2n, 2n | 0o4000n | 0o2000000n), `${call} AF_INET dgram nonblock cloexec`).toBe(RET_ALLOW);
+      expect(sock(10n, 3n), `${call} AF_INET6 raw`).toBe(RET_ALLOW);
+      expect(sock(16n, 3n, 0n), `${call} NETLINK_ROUTE`).toBe(RET_ALLOW);
+      expect(sock(16n, 3n, 4n), `${call} NETLINK_SOCK_DIAG`).toBe(RET_EAFNOSUPPORT);
+      expect(sock(16n, 3n, 15n), `${call} NETLINK_KOBJECT_UEVENT`).toBe(RET_EAFNOSUPPORT);
+      expect(sock(16n, 3n, 1n << 32n), `${call} NETLINK_ROUTE, high bits`).toBe(RET_ALLOW); // the kernel reads an int: still ROUTE
+      // (AF_INET, SOCK_PACKET) becomes AF_PACKET in the kernel, with or without SOCK_NONBLOCK/SOCK_CLOEXEC.
+      expect(sock(2n, 10n), `${call} AF_INET SOCK_PACKET`).toBe(RET_EAFNOSUPPORT);
+      expect(sock(2n, 10n | 0o4000n | 0o2000000n), `${call} AF_INET SOCK_PACKET|flags`).toBe(RET_EAFNOSUPPORT);
+      // AF_VSOCK 40, AF_PACKET 17, AF_ALG 38, AF_KEY 15, AF_XDP 44, AF_BLUETOOTH 31, AF_CAN 29, AF_TIPC 30, AF_UNSPEC 0, AF_RDS 21, AF_LLC 26, AF_MCTP 45
+      for (const fam of [40n, 17n, 38n, 15n, 44n, 31n, 29n, 30n, 0n, 21n, 26n, 45n, 46n, 0xffffn]) expect(sock(fam), `${call} family ${fam}`).toBe(RET_EAFNOSUPPORT);
+      expect(sock(40n | (1n << 32n)), `${call} AF_VSOCK with high bits`).toBe(RET_EAFNOSUPPORT);
+      expect(sock(1n | (1n << 32n)), `${call} AF_UNIX with high bits`).toBe(RET_ALLOW);
+    }
+  });
+
+  it('allows fallocate only with mode 0', () => {
+    const fallocate = (mode: bigint): number => run(filters, { nr: nr('fallocate'), arch: a, args: [3n, mode, 0n, 1n << 26n] });
+    expect(fallocate(0n)).toBe(RET_ALLOW);
+    expect(fallocate(1n << 32n)).toBe(RET_ALLOW); // mode is an int: this IS mode 0 to the kernel
+    for (const mode of [1n, 2n | 1n, 0x8n, 0x10n, 0x20n, 0x40n, 0x80n]) expect(fallocate(mode), `mode ${mode}`).toBe(RET_EOPNOTSUPP); // KEEP_SIZE, PUNCH_HOLE, COLLAPSE, ZERO, INSERT, UNSHARE, WRITE_ZEROES
+  });
+
+  it('refuses S_ISUID/S_ISGID in chmod, fchmod, fchmodat, fchmodat2, creating opens and mknod; openat2 gets ENOSYS', () => {
+    const call = (name: Parameters<typeof syscallNumber>[0], args: bigint[]): number | undefined => {
+      const n = syscallNumber(name, arch);
+      return n === undefined ? undefined : run(filters, { nr: n, arch: a, args });
+    };
+    const modes: [bigint, number][] = [[0o755n, RET_ALLOW], [0o1777n, RET_ALLOW], [0o4755n, RET_EPERM], [0o2755n, RET_EPERM], [0o6755n, RET_EPERM], [0o4000n | (1n << 32n), RET_EPERM]];
+    for (const [mode, want] of modes) {
+      expect(call('fchmod', [3n, mode]), `fchmod ${mode.toString(8)}`).toBe(want);
+      expect(call('fchmodat', [0xffffff9cn, 0n, mode]), `fchmodat ${mode.toString(8)}`).toBe(want);
+      expect(call('fchmodat2', [0xffffff9cn, 0n, mode, 0x100n]), `fchmodat2 ${mode.toString(8)}`).toBe(want);
+      expect(call('mknodat', [0xffffff9cn, 0n, 0o100000n | mode, 0n]), `mknodat ${mode.toString(8)}`).toBe(want);
+      expect(call('openat', [0xffffff9cn, 0n, 0o100n | 0o1n, mode]), `openat O_CREAT ${mode.toString(8)}`).toBe(want);
+      expect(call('openat', [0xffffff9cn, 0n, 0o20200000n | 0o2n, mode]), `openat O_TMPFILE ${mode.toString(8)}`).toBe(want);
+      if (arch === 'x64') {
+        expect(call('chmod', [0n, mode]), `chmod ${mode.toString(8)}`).toBe(want);
+        expect(call('creat', [0n, mode]), `creat ${mode.toString(8)}`).toBe(want);
+        expect(call('mknod', [0n, 0o100000n | mode, 0n]), `mknod ${mode.toString(8)}`).toBe(want);
+        expect(call('open', [0n, 0o100n | 0o1n, mode]), `open O_CREAT ${mode.toString(8)}`).toBe(want);
+      }
+    }
+    // Without O_CREAT/O_TMPFILE the kernel ignores the mode: whatever the register holds, the open is allowed.
+    expect(call('openat', [0xffffff9cn, 0n, 0n, 0o6777n])).toBe(RET_ALLOW);
+    if (arch === 'x64') expect(call('open', [0n, 0o2n, 0o4755n])).toBe(RET_ALLOW);
+    expect(call('openat2', [0xffffff9cn, 0n, 0n, 24n])).toBe(RET_ENOSYS);
+  });
+
+  it('leaves out exactly the rule a test asks to omit (positive controls), and nothing else', () => {
+    const without = (rule: (typeof SECCOMP_RULES)[number]): SockFilter[] => decode(buildSeccompFilter(arch, { omit: [rule] }));
+    const vsock = { nr: nr('socket'), arch: a, args: [40n, 1n, 0n] };
+    const keepSize = { nr: nr('fallocate'), arch: a, args: [3n, 1n, 0n, 1n] };
+    const setuid = { nr: nr('fchmod'), arch: a, args: [3n, 0o4755n] };
+    const unshareUser = { nr: nr('unshare'), arch: a, args: [0x1000_0000n] };
+    const cloneUser = { nr: nr('clone'), arch: a, args: [0x1000_0000n | 17n] };
+    const ptrace = { nr: nr('ptrace'), arch: a };
+    const f = without('socket-families');
+    expect([run(f, vsock), run(f, keepSize), run(f, setuid), run(f, unshareUser), run(f, ptrace)]).toEqual([RET_ALLOW, RET_EOPNOTSUPP, RET_EPERM, RET_EPERM, RET_EPERM]);
+    const g = without('fallocate-modes');
+    expect([run(g, vsock), run(g, keepSize), run(g, setuid), run(g, ptrace)]).toEqual([RET_EAFNOSUPPORT, RET_ALLOW, RET_EPERM, RET_EPERM]);
+    const h = without('setid-modes');
+    expect([run(h, vsock), run(h, keepSize), run(h, setuid), run(h, { nr: nr('openat2'), arch: a }), run(h, ptrace)]).toEqual([RET_EAFNOSUPPORT, RET_EOPNOTSUPP, RET_ALLOW, RET_ALLOW, RET_EPERM]);
+    const n = without('namespaces');
+    expect([run(n, unshareUser), run(n, cloneUser), run(n, { nr: nr('setns'), arch: a }), run(n, vsock), run(n, ptrace)]).toEqual([RET_ALLOW, RET_ALLOW, RET_ALLOW, RET_EAFNOSUPPORT, RET_EPERM]);
+    expect(run(filters, unshareUser)).toBe(RET_EPERM);
+    expect(run(filters, cloneUser)).toBe(RET_EPERM);
   });
 
   if (arch === 'x64') {
@@ -154,5 +241,46 @@ describe('syscall tables', () => {
     expect(syscallNumber('unshare', 'arm64')).toBe(97);
     expect(syscallNumber('bpf', 'arm64')).toBe(280);
     expect(syscallNumber('iopl', 'arm64')).toBeUndefined();
+    expect(syscallNumber('socket', 'x64')).toBe(41);
+    expect(syscallNumber('socket', 'arm64')).toBe(198);
+    expect(syscallNumber('socketpair', 'arm64')).toBe(199);
+    expect(syscallNumber('fallocate', 'x64')).toBe(285);
+    expect(syscallNumber('fallocate', 'arm64')).toBe(47);
+    expect(syscallNumber('fchmodat2', 'x64')).toBe(452);
+    expect(syscallNumber('fchmod', 'arm64')).toBe(52);
+    expect(syscallNumber('fchmodat', 'arm64')).toBe(53);
+    expect(syscallNumber('mknodat', 'arm64')).toBe(33);
+    expect(syscallNumber('openat', 'arm64')).toBe(56);
+    expect(syscallNumber('openat2', 'arm64')).toBe(437);
+    expect(syscallNumber('chmod', 'arm64')).toBeUndefined();
+  });
+});
+
+describe('test-only weakening of the jail', () => {
+  const tools = { bwrap: '/usr/bin/bwrap', prlimit: '/usr/bin/prlimit', setpriv: '/usr/bin/setpriv' };
+  const ctx = { tools, root: true, arch: 'x64' as const, hostUid: 234567 };
+  const req = { command: ['/usr/bin/true'], mounts: [], cwd: '/', env: {}, limits: DEFAULT_JAIL_LIMITS };
+  const seccompOf = (plan: ReturnType<typeof buildJailPlan>): Buffer => plan.dataFds[Number(planOptions(plan)[planOptions(plan).indexOf('--seccomp') + 1]) - 3]!;
+
+  it('leaves out exactly the named seccomp rule and bwrap options', () => {
+    const full = buildJailPlan(req, [], ctx);
+    expect(seccompOf(full)).toEqual(buildSeccompFilter('x64'));
+    const weak = buildJailPlan({ ...req, testOnlyWeaken: { seccomp: ['socket-families'], bwrap: ['--disable-userns', '--cap-drop'] } }, [], ctx);
+    expect(seccompOf(weak)).toEqual(buildSeccompFilter('x64', { omit: ['socket-families'] }));
+    const opts = planOptions(weak);
+    expect(opts).not.toContain('--disable-userns');
+    expect(opts).not.toContain('--cap-drop');
+    expect(planOptions(full).filter((o) => !opts.includes(o))).toEqual(['--disable-userns', '--cap-drop', 'ALL']); // nothing else went
+  });
+
+  it('is refused outside the test runner, so no real run can be built weakened', () => {
+    const saved = process.env.VITEST;
+    delete process.env.VITEST;
+    try {
+      expect(() => buildJailPlan({ ...req, testOnlyWeaken: { seccomp: ['setid-modes'] } }, [], ctx)).toThrow(/test suite only/);
+      expect(() => buildJailPlan(req, [], ctx)).not.toThrow();
+    } finally {
+      process.env.VITEST = saved;
+    }
   });
 });

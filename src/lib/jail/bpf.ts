@@ -5,8 +5,8 @@
  * aarch64, the two architectures comis supports).
  *
  * Only the handful of instructions a syscall filter needs exist here: load a
- * 32-bit word of `struct seccomp_data`, compare it with a constant, and
- * return. Jumps name labels; {@link assemble} resolves them and refuses a
+ * 32-bit word of `struct seccomp_data`, mask it with a constant, compare it
+ * with a constant, and return. Jumps name labels; {@link assemble} resolves them and refuses a
  * program the kernel would refuse (backward or too-long jumps), so a bug shows
  * up as an exception when the filter is built, never as a jail that fails to
  * start or, worse, a filter that jumps somewhere unintended.
@@ -15,6 +15,7 @@
 /** Opcodes: class | size | mode, or class | op | source. */
 export const BPF = {
   LD_W_ABS: 0x20, // BPF_LD | BPF_W | BPF_ABS
+  AND_K: 0x54, // BPF_ALU | BPF_AND | BPF_K
   JEQ_K: 0x15, // BPF_JMP | BPF_JEQ | BPF_K
   JGE_K: 0x35, // BPF_JMP | BPF_JGE | BPF_K
   JSET_K: 0x45, // BPF_JMP | BPF_JSET | BPF_K
@@ -31,6 +32,8 @@ export const NEXT: Target = { next: true };
 
 export type Instruction =
   | { op: 'ld'; offset: number }
+  /** A &= k: to compare a bit field (e.g. the socket type without its flags) with jeq. */
+  | { op: 'and'; k: number }
   | { op: 'jeq' | 'jge' | 'jset'; k: number; jt: Target; jf: Target }
   | { op: 'ja'; to: string }
   | { op: 'ret'; k: number }
@@ -80,6 +83,9 @@ export function resolve(program: readonly Instruction[]): SockFilter[] {
         break;
       case 'ld':
         out.push({ code: BPF.LD_W_ABS, jt: 0, jf: 0, k: u32(ins.offset) });
+        break;
+      case 'and':
+        out.push({ code: BPF.AND_K, jt: 0, jf: 0, k: u32(ins.k) });
         break;
       case 'ret':
         out.push({ code: BPF.RET_K, jt: 0, jf: 0, k: u32(ins.k) });

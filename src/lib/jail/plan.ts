@@ -161,6 +161,8 @@ export function checkRequest(req: JailRequest): void {
   const dup = targets.find((t, i) => targets.indexOf(t) !== i);
   if (dup) throw invalid(`Two mounts target ${dup}.`);
   checkLimits(req.limits);
+  // A weakened jail exists only as the positive control of a test: never let a stray field reach a real run.
+  if (req.testOnlyWeaken !== undefined && process.env.VITEST === undefined) throw new Error('testOnlyWeaken is for the test suite only');
 }
 
 /** True when uid/gid (with no supplementary groups) may search every directory on the way to `path`. */
@@ -297,6 +299,16 @@ function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number)
   return a;
 }
 
+/** Test only: drops the named options (with the value `--cap-drop` takes). */
+function weaken(opts: string[], omit: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < opts.length; i++) {
+    if (!omit.includes(opts[i]!)) out.push(opts[i]!);
+    else if (opts[i] === '--cap-drop') i++;
+  }
+  return out;
+}
+
 /**
  * Builds the plan. Pure apart from reading the host's top-level symlinks
  * (/bin, /lib…), so tests can assert the exact shape without running it.
@@ -310,8 +322,8 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     return FIRST_DATA_FD + dataFds.length - 1;
   };
   const argsFd = addFd(Buffer.alloc(0)); // filled last
-  const seccompFd = addFd(buildSeccompFilter(ctx.arch));
-  const b = systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!));
+  const seccompFd = addFd(buildSeccompFilter(ctx.arch, { omit: req.testOnlyWeaken?.seccomp ?? [] }));
+  const b = weaken(systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!)), req.testOnlyWeaken?.bwrap ?? []);
 
   const stage: JailPlan['stage'] = [];
   const stageBinds: string[] = [];

@@ -10,6 +10,29 @@
  * flags that turn off ASLR), and the calls that need a capability the jail
  * never has (mount, modules, kexec, reboot, swap, acct) as defence in depth.
  *
+ * Three argument rules close what namespaces and rlimits leave open:
+ * - Socket families are ALLOW-listed: `socket`/`socketpair` for AF_UNIX,
+ *   AF_INET and AF_INET6 (an empty network namespace holds only `lo`), and
+ *   AF_NETLINK only with NETLINK_ROUTE (getifaddrs). Every other family gets
+ *   EAFNOSUPPORT, as if the kernel lacked it: AF_VSOCK lives in the
+ *   machine-wide vsock space outside any network namespace (on a VM, the
+ *   hypervisor channel), AF_PACKET/AF_ALG/AF_KEY/AF_XDP/AF_TIPC/AF_CAN/
+ *   AF_BLUETOOTH… are kernel surface nothing jailed needs. (AF_INET,
+ *   SOCK_PACKET) is refused too: the kernel silently turns it into AF_PACKET.
+ *   `socketcall` does not exist on the x86_64 and aarch64 native ABIs; the
+ *   ABIs that have it (i386, arm32 compat) are denied outright (below).
+ * - `fallocate` with any mode but 0 gets EOPNOTSUPP: FALLOC_FL_KEEP_SIZE and
+ *   friends allocate blocks without growing the file, past RLIMIT_FSIZE.
+ *   Mode 0 stays (posix_fallocate; the kernel checks RLIMIT_FSIZE there, and
+ *   glibc falls back to writing when it is refused).
+ * - No set-user-ID or set-group-ID file can be made: chmod, fchmod, fchmodat
+ *   and fchmodat2 with S_ISUID or S_ISGID in the mode, and open/openat/creat
+ *   (O_CREAT or O_TMPFILE) or mknod/mknodat creating with them, get EPERM. A
+ *   setuid copy of an interpreter in the workspace would hand the jail's uid
+ *   (or, not root, the operator's) to any local user who runs it. `openat2`
+ *   carries its mode in memory the filter cannot read, so it gets ENOSYS and
+ *   callers fall back to openat (glibc, Python and libuv never use it).
+ *
  * Security properties:
  * - Denied calls return EPERM, never kill, so a script sees an ordinary error.
  *   `clone3` returns ENOSYS instead: its flags live in memory a filter cannot
@@ -18,8 +41,10 @@
  *   (i386 `int 0x80` on x86_64, or any arch the filter was not built for) is
  *   denied outright, as is the x32 ABI (nr >= 0x40000000) on x86_64, because
  *   their numbers mean different calls and would slip past the table.
- * - ioctl commands and flags are compared on their low 32 bits only: the
- *   kernel truncates them to 32 bits, so `0x5412 | 1 << 32` is TIOCSTI too.
+ * - ioctl commands and flags, socket families, fallocate modes, open flags
+ *   and file modes are compared on their low 32 bits only: the kernel takes
+ *   them as `int`/`umode_t` and truncates, so `0x5412 | 1 << 32` is TIOCSTI
+ *   and `AF_VSOCK | 1 << 32` is AF_VSOCK.
  */
 import { NEXT, assemble, type Instruction } from './bpf.js';
 
@@ -37,9 +62,13 @@ const SECCOMP_RET_ALLOW = 0x7fff_0000;
 const SECCOMP_RET_ERRNO = 0x0005_0000;
 const EPERM = 1;
 const ENOSYS = 38;
+const EOPNOTSUPP = 95;
+const EAFNOSUPPORT = 97;
 export const RET_ALLOW = SECCOMP_RET_ALLOW;
 export const RET_EPERM = SECCOMP_RET_ERRNO | EPERM;
 export const RET_ENOSYS = SECCOMP_RET_ERRNO | ENOSYS;
+export const RET_EOPNOTSUPP = SECCOMP_RET_ERRNO | EOPNOTSUPP;
+export const RET_EAFNOSUPPORT = SECCOMP_RET_ERRNO | EAFNOSUPPORT;
 
 /** The x32 ABI marks its syscall numbers with this bit on x86_64. */
 export const X32_SYSCALL_BIT = 0x4000_0000;
@@ -57,6 +86,19 @@ export const CLONE_NAMESPACE_FLAGS =
   0x2000_0000 | // CLONE_NEWPID
   0x4000_0000; // CLONE_NEWNET
 
+/** Socket families a jail may create (AF_NETLINK further limited to {@link NETLINK_ROUTE}). */
+export const AF = { UNIX: 1, INET: 2, INET6: 10, NETLINK: 16 } as const;
+export const NETLINK_ROUTE = 0;
+/** The type the kernel turns into AF_PACKET under AF_INET; compared after masking SOCK_NONBLOCK/SOCK_CLOEXEC off. */
+const SOCK_PACKET = 10;
+const SOCK_TYPE_MASK = 0xf;
+
+/** open flags that make the kernel use the mode argument (same values on x86_64 and aarch64). */
+export const O_CREAT = 0o100;
+export const O_TMPFILE_BIT = 0o20000000; // __O_TMPFILE, without the O_DIRECTORY that O_TMPFILE also carries
+/** S_ISUID | S_ISGID. */
+export const SETID_BITS = 0o6000;
+
 /** personality() arguments that change nothing: PER_LINUX and the 0xffffffff query. */
 const PERSONALITY_ALLOWED = [0x0, 0xffff_ffff];
 
@@ -69,6 +111,20 @@ const SYSCALLS = {
   clone: [56, 220],
   clone3: [435, 435],
   personality: [135, 92],
+  // Allowed with conditions on their arguments:
+  socket: [41, 198],
+  socketpair: [53, 199],
+  fallocate: [285, 47],
+  chmod: [90, null],
+  fchmod: [91, 52],
+  fchmodat: [268, 53],
+  fchmodat2: [452, 452],
+  open: [2, null],
+  openat: [257, 56],
+  creat: [85, null],
+  mknod: [133, null],
+  mknodat: [259, 33],
+  openat2: [437, 437],
   // Denied outright:
   ptrace: [101, 117],
   process_vm_readv: [310, 270],
@@ -130,10 +186,32 @@ const SYSCALLS = {
 
 export type SyscallName = keyof typeof SYSCALLS;
 
-/** The calls that always get EPERM (the conditional ones are ioctl, clone, clone3 and personality). */
-export const DENIED_SYSCALLS: readonly SyscallName[] = (Object.keys(SYSCALLS) as SyscallName[]).filter(
-  (n) => n !== 'ioctl' && n !== 'clone' && n !== 'clone3' && n !== 'personality',
-);
+/** Calls whose arguments decide (or, for clone3 and openat2, that always get ENOSYS). */
+const CONDITIONAL: ReadonlySet<SyscallName> = new Set<SyscallName>([
+  'ioctl', 'clone', 'clone3', 'personality', 'socket', 'socketpair', 'fallocate',
+  'chmod', 'fchmod', 'fchmodat', 'fchmodat2', 'open', 'openat', 'creat', 'mknod', 'mknodat', 'openat2',
+]);
+
+/** The calls that always get EPERM. */
+export const DENIED_SYSCALLS: readonly SyscallName[] = (Object.keys(SYSCALLS) as SyscallName[]).filter((n) => !CONDITIONAL.has(n));
+
+/**
+ * Rules a TEST may switch off to build the positive control of an attack (the
+ * same jail with exactly one protection missing). Never used by comis itself;
+ * the jail builder refuses it outside the test runner.
+ * - `socket-families`: socket/socketpair allowed for every family.
+ * - `fallocate-modes`: fallocate allowed with every mode.
+ * - `setid-modes`: chmod family, open/creat and mknod allowed with S_ISUID/S_ISGID; openat2 allowed.
+ * - `namespaces`: unshare, setns and clone with namespace flags allowed (to test `--disable-userns` alone).
+ * - `denylist`: every call of {@link DENIED_SYSCALLS} allowed (what each probe gets from the kernel itself).
+ */
+export type SeccompRule = 'socket-families' | 'fallocate-modes' | 'setid-modes' | 'namespaces' | 'denylist';
+export const SECCOMP_RULES: readonly SeccompRule[] = ['socket-families', 'fallocate-modes', 'setid-modes', 'namespaces', 'denylist'];
+
+export interface SeccompOptions {
+  /** Test-only: rules left out (see {@link SeccompRule}). */
+  omit?: readonly SeccompRule[];
+}
 
 /** The syscall number of `name` on `arch`, or undefined when it does not exist there. */
 export function syscallNumber(name: SyscallName, arch: SeccompArch): number | undefined {
@@ -149,11 +227,17 @@ export function hostSeccompArch(): SeccompArch | undefined {
 }
 
 /** The filter as symbolic instructions (exported for tests and for `jail probe --verbose` style inspection). */
-export function seccompProgram(arch: SeccompArch): Instruction[] {
+export function seccompProgram(arch: SeccompArch, opts: SeccompOptions = {}): Instruction[] {
+  const omit = new Set(opts.omit ?? []);
   const nr = (name: SyscallName): number => {
     const n = syscallNumber(name, arch);
     if (n === undefined) throw new Error(`${name} does not exist on ${arch}`);
     return n;
+  };
+  /** Dispatch `name` to `label` when it exists on this architecture (chmod, open, creat, mknod are x86_64 only). */
+  const dispatch = (name: SyscallName, label: string): Instruction[] => {
+    const n = syscallNumber(name, arch);
+    return n === undefined ? [] : [{ op: 'jeq', k: n, jt: label, jf: NEXT }];
   };
   const p: Instruction[] = [
     { op: 'ld', offset: DATA_ARCH },
@@ -161,13 +245,26 @@ export function seccompProgram(arch: SeccompArch): Instruction[] {
     { op: 'ld', offset: DATA_NR },
   ];
   if (arch === 'x64') p.push({ op: 'jge', k: X32_SYSCALL_BIT, jt: 'deny', jf: NEXT });
-  p.push(
-    { op: 'jeq', k: nr('ioctl'), jt: 'ioctl', jf: NEXT },
-    { op: 'jeq', k: nr('clone'), jt: 'clone', jf: NEXT },
-    { op: 'jeq', k: nr('clone3'), jt: 'enosys', jf: NEXT },
-    { op: 'jeq', k: nr('personality'), jt: 'personality', jf: NEXT },
-  );
-  const numbers = [...new Set(DENIED_SYSCALLS.map((n) => syscallNumber(n, arch)).filter((n): n is number => n !== undefined))].sort((a, b) => a - b);
+  p.push(...dispatch('ioctl', 'ioctl'), ...dispatch('personality', 'personality'), ...dispatch('clone3', 'enosys'));
+  if (!omit.has('namespaces')) p.push(...dispatch('clone', 'clone'));
+  if (!omit.has('socket-families')) p.push(...dispatch('socket', 'socket'), ...dispatch('socketpair', 'socket'));
+  if (!omit.has('fallocate-modes')) p.push(...dispatch('fallocate', 'fallocate'));
+  if (!omit.has('setid-modes')) {
+    p.push(
+      ...dispatch('chmod', 'mode_arg1'),
+      ...dispatch('fchmod', 'mode_arg1'),
+      ...dispatch('creat', 'mode_arg1'),
+      ...dispatch('mknod', 'mode_arg1'),
+      ...dispatch('fchmodat', 'mode_arg2'),
+      ...dispatch('fchmodat2', 'mode_arg2'),
+      ...dispatch('mknodat', 'mode_arg2'),
+      ...dispatch('open', 'open'),
+      ...dispatch('openat', 'openat'),
+      ...dispatch('openat2', 'enosys'),
+    );
+  }
+  const denied = omit.has('denylist') ? [] : DENIED_SYSCALLS.filter((n) => !(omit.has('namespaces') && (n === 'unshare' || n === 'setns')));
+  const numbers = [...new Set(denied.map((n) => syscallNumber(n, arch)).filter((n): n is number => n !== undefined))].sort((a, b) => a - b);
   for (const n of numbers) p.push({ op: 'jeq', k: n, jt: 'deny', jf: NEXT });
   p.push(
     { op: 'ret', k: RET_ALLOW },
@@ -182,6 +279,43 @@ export function seccompProgram(arch: SeccompArch): Instruction[] {
     { op: 'ld', offset: argLow(0) },
     { op: 'jset', k: CLONE_NAMESPACE_FLAGS, jt: 'deny', jf: NEXT },
     { op: 'ret', k: RET_ALLOW },
+    // socket/socketpair(domain, type, protocol): an allow-list of families, everything else "not supported".
+    { op: 'label', name: 'socket' },
+    { op: 'ld', offset: argLow(0) },
+    { op: 'jeq', k: AF.UNIX, jt: 'allow', jf: NEXT },
+    { op: 'jeq', k: AF.INET6, jt: 'allow', jf: NEXT },
+    { op: 'jeq', k: AF.INET, jt: 'socket_inet', jf: NEXT },
+    { op: 'jeq', k: AF.NETLINK, jt: 'socket_netlink', jf: 'eafnosupport' },
+    { op: 'label', name: 'socket_inet' },
+    { op: 'ld', offset: argLow(1) },
+    { op: 'and', k: SOCK_TYPE_MASK },
+    { op: 'jeq', k: SOCK_PACKET, jt: 'eafnosupport', jf: 'allow' },
+    { op: 'label', name: 'socket_netlink' },
+    { op: 'ld', offset: argLow(2) },
+    { op: 'jeq', k: NETLINK_ROUTE, jt: 'allow', jf: 'eafnosupport' },
+    // fallocate(fd, mode, offset, len): only mode 0, the one that grows the file under RLIMIT_FSIZE.
+    { op: 'label', name: 'fallocate' },
+    { op: 'ld', offset: argLow(1) },
+    { op: 'jeq', k: 0, jt: 'allow', jf: 'eopnotsupp' },
+    // open(path, flags, mode) and openat(dirfd, path, flags, mode): the mode counts only when the call creates.
+    { op: 'label', name: 'open' },
+    { op: 'ld', offset: argLow(1) },
+    { op: 'jset', k: O_CREAT | O_TMPFILE_BIT, jt: 'mode_arg2', jf: 'allow' },
+    { op: 'label', name: 'openat' },
+    { op: 'ld', offset: argLow(2) },
+    { op: 'jset', k: O_CREAT | O_TMPFILE_BIT, jt: 'mode_arg3', jf: 'allow' },
+    // chmod/fchmod(x, mode), creat(path, mode), mknod(path, mode, dev): no S_ISUID/S_ISGID.
+    { op: 'label', name: 'mode_arg1' },
+    { op: 'ld', offset: argLow(1) },
+    { op: 'jset', k: SETID_BITS, jt: 'deny', jf: 'allow' },
+    // fchmodat/fchmodat2(dirfd, path, mode, ...), mknodat(dirfd, path, mode, dev), open's mode.
+    { op: 'label', name: 'mode_arg2' },
+    { op: 'ld', offset: argLow(2) },
+    { op: 'jset', k: SETID_BITS, jt: 'deny', jf: 'allow' },
+    // openat's mode.
+    { op: 'label', name: 'mode_arg3' },
+    { op: 'ld', offset: argLow(3) },
+    { op: 'jset', k: SETID_BITS, jt: 'deny', jf: 'allow' },
     // personality(persona): only the no-op values; ADDR_NO_RANDOMIZE and friends are refused.
     { op: 'label', name: 'personality' },
     { op: 'ld', offset: argLow(0) },
@@ -192,6 +326,10 @@ export function seccompProgram(arch: SeccompArch): Instruction[] {
     { op: 'ret', k: RET_ALLOW },
     { op: 'label', name: 'enosys' },
     { op: 'ret', k: RET_ENOSYS },
+    { op: 'label', name: 'eafnosupport' },
+    { op: 'ret', k: RET_EAFNOSUPPORT },
+    { op: 'label', name: 'eopnotsupp' },
+    { op: 'ret', k: RET_EOPNOTSUPP },
   );
   return p;
 }
@@ -201,6 +339,6 @@ export function seccompProgram(arch: SeccompArch): Instruction[] {
  * `bwrap --seccomp FD`. Throws when the architecture is not supported: the
  * caller must then refuse to build a jail rather than run one unfiltered.
  */
-export function buildSeccompFilter(arch: SeccompArch): Buffer {
-  return assemble(seccompProgram(arch));
+export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {}): Buffer {
+  return assemble(seccompProgram(arch, opts));
 }

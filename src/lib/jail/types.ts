@@ -4,6 +4,7 @@
  * interpreter resolution report. No behaviour lives here.
  */
 import type { JailLimits } from '../config/schema.js';
+import type { SeccompRule } from './seccomp.js';
 
 /**
  * One bind mount besides the system base every jail gets.
@@ -49,6 +50,20 @@ export interface JailRequest {
   writableQuota?: { hostPath: string; maxBytes: number };
   /** Default 'ignore' (stdin is /dev/null). A Buffer is written to stdin and then closed. */
   stdin?: 'ignore' | Buffer;
+  /**
+   * TEST ONLY: build the jail with exactly these protections missing, for the
+   * positive control of an attack test (the attack must succeed where the
+   * protection is absent). The builder refuses it outside the test runner.
+   */
+  testOnlyWeaken?: JailWeakening;
+}
+
+/** What a positive-control jail leaves out (see {@link JailRequest.testOnlyWeaken}). */
+export interface JailWeakening {
+  /** Seccomp rules to leave out. */
+  seccomp?: readonly SeccompRule[];
+  /** bubblewrap options to leave out. */
+  bwrap?: readonly ('--disable-userns' | '--cap-drop')[];
 }
 
 /** How a jailed run ended; `exited` resolves with it once the whole jail is gone. */
