@@ -94,15 +94,6 @@ function screenWorkspacePath(candidate: string, ctx: Required<WorkspaceScreenCon
   const comis = resolvePath(ctx.comisHome);
   const trees = both([...SYSTEM_TREES, ...HOME_SECRETS.map((n): [string, string] => [join(home, n), `secrets and tokens (~/${n})`])]);
   const roots = both([...SHARED_ROOTS, [home, 'your home directory ($HOME)']]);
-  for (const [p, why] of trees) {
-    if (candidate === p) refuse(`it is ${why}`);
-    if (inside(candidate, p)) refuse(`it is inside ${why}`);
-    if (inside(p, candidate)) refuse(`it contains ${why}`);
-  }
-  for (const [p, why] of roots) {
-    if (candidate === p) refuse(`it is ${why}`);
-    if (inside(p, candidate)) refuse(`it contains ${why}`);
-  }
   // comis's own state: a jail that can write config.yaml turns on autonomy.write
   // for the next run. Only a directory of its own under $COMIS_HOME/workspaces is fine.
   const state: [string, string][] = [
@@ -110,15 +101,16 @@ function screenWorkspacePath(candidate: string, ctx: Required<WorkspaceScreenCon
     [configPath(comis), 'the comis config file'],
     [storePath(comis), 'the comis store'],
   ];
-  for (const [p, why] of both(state)) {
-    if (candidate === p) refuse(`it is ${why}`);
-    if (inside(p, candidate)) refuse(`it contains ${why}`);
-  }
+  const stateList = both(state);
+  // What it IS first (the clearest reason), then what it lies in or holds.
+  for (const [p, why] of [...stateList, ...roots, ...trees]) if (candidate === p) refuse(`it is ${why}`);
   for (const c of new Set([comis, realOr(comis)])) {
     const wsRoot = workspacesDir(c);
     if (candidate === wsRoot) refuse('it is the directory of all agent workspaces ($COMIS_HOME/workspaces)');
     if (inside(candidate, c) && !inside(candidate, wsRoot)) refuse('it is inside comis state ($COMIS_HOME); only $COMIS_HOME/workspaces/<name> is for workspaces');
   }
+  for (const [p, why] of [...stateList, ...roots, ...trees]) if (inside(p, candidate)) refuse(`it contains ${why}`);
+  for (const [p, why] of trees) if (inside(candidate, p)) refuse(`it is inside ${why}`);
 }
 
 /** The path with its deepest existing ancestor resolved: where mkdir -p would really create it. */
