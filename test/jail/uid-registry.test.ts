@@ -70,8 +70,10 @@ describe('jail uid policy', () => {
       group: `grp:x:${min + 107}:\n`,
     });
     const policy = jailUidPolicy(DEFAULT_JAIL_UID_RANGE, src);
-    expect(policy.pick([])).toBe(min + 108);
-    expect(policy.pick([min + 108, min + 109])).toBe(min + 110);
+    expect(policy.pick([], min)).toBe(min + 108);
+    expect(policy.pick([min + 108, min + 109], min)).toBe(min + 110);
+    // A random start wraps around: whatever it picks is usable.
+    for (let i = 0; i < 50; i++) expect(policy.acceptable(policy.pick([])!)).toBe(true);
     for (const id of [min, min + 99, min + 100, min + 104, min + 105, min + 106, min + 107]) expect(policy.acceptable(id)).toBe(false);
     expect(policy.acceptable(min + 108)).toBe(true);
     expect(policy.acceptable(min - 1)).toBe(false); // outside the range
@@ -79,8 +81,17 @@ describe('jail uid policy', () => {
 
   it('skips an id only the name service knows (getent), and returns undefined when the range is used up', () => {
     const policy = jailUidPolicy({ min: 70_000, max: 70_003 }, idFiles({}, (db, id) => db === 'passwd' && id === 70_000));
-    expect(policy.pick([])).toBe(70_001);
+    expect(policy.pick([], 70_000)).toBe(70_001);
     expect(policy.pick([70_001, 70_002, 70_003])).toBeUndefined();
+    expect(policy.pick([70_001, 70_002], 70_003 )).toBe(70_003);
+    expect(policy.pick([70_002, 70_003], 70_003)).toBe(70_001); // wrapped
+  });
+
+  it('never picks a uid some process runs as now (a jail of another $COMIS_HOME)', () => {
+    const policy = jailUidPolicy({ min: 70_000, max: 70_002 }, idFiles({}), { uidInUse: (uid) => uid !== 70_002 });
+    for (let i = 0; i < 20; i++) expect(policy.pick([])).toBe(70_002);
+    const mine = process.getuid!();
+    expect(jailUidPolicy({ min: 65_536, max: 2 ** 31 - 2 }, idFiles({})).acceptable(mine) || mine < 65_536).toBe(true); // the files, not the scan, decide acceptable()
   });
 
   it('a range covered by one grant has no usable uid', () => {
@@ -116,8 +127,8 @@ describe('jail uid registry (real SQLite)', () => {
       const p = policy();
       const a = registerJailUid(store.db, '/ws/a', p);
       const b = registerJailUid(store.db, '/ws/b', p);
-      expect(a).toBe(70_000);
-      expect(b).toBe(70_001);
+      expect(p.acceptable(a) && p.acceptable(b)).toBe(true);
+      expect(b).not.toBe(a);
       expect(registerJailUid(store.db, '/ws/a', p)).toBe(a);
       expect(lookupJailUid(store.db, '/ws/b')).toBe(b);
       // The UNIQUE column is the backstop: no row can take a uid another holds.

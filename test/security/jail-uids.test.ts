@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, resolveAgent, type ResolvedAgent } from '../../src/lib/config/load.js';
 import { isRoot } from '../../src/lib/jail/host.js';
 import { prepareWritableDir } from '../../src/lib/jail/mounts.js';
-import { fnv1a, isReservedId, readReservedIds, type HostIdSources } from '../../src/lib/jail/uid-registry.js';
+import { fnv1a, isReservedId, jailUidPolicy, readReservedIds, type HostIdSources } from '../../src/lib/jail/uid-registry.js';
 import { runOrchestrate } from '../../src/lib/orchestrate/runner.js';
 import { prepareAgentJail } from '../../src/lib/orchestrate/workspace.js';
 import { lookupJailUid } from '../../src/lib/store/jail-uids.js';
@@ -157,15 +157,19 @@ describe('jail uids come from the registry', () => {
 
     // A configured range that overlaps the grants: the registry steps over every one.
     agent.config = structuredClone(agent.config);
-    agent.config.skills.execSandbox.jailUidRange = { min: 200_000, max: 400_000 };
+    agent.config.skills.execSandbox.jailUidRange = { min: 200_000, max: 370_000 };
     const plan = await prepareAgentJail(agent, home, { hostIdSources: grants });
-    expect(plan.hostUid).toBe(362_144);
+    expect(plan.hostUid).toBeGreaterThanOrEqual(362_144); // past the last grant
+    expect(plan.hostUid).toBeLessThanOrEqual(370_000);
     expect(isReservedId(plan.hostUid, reserved)).toBe(false);
+    // However often it is asked (random starts), the policy never lands in a grant.
+    const policy = jailUidPolicy({ min: 200_000, max: 370_000 }, grants);
+    for (let i = 0; i < 200; i++) expect(isReservedId(policy.pick([])!, reserved)).toBe(false);
 
     // And the jail really runs as it: a file it creates is owned by that uid on the host.
     const r = await runInJail({ command: ['/bin/sh', '-c', 'echo hi > /workspace/made && echo done'], ws: { path: plan.workspaceReal, hostUid: plan.hostUid } });
     expect(r.stdout.trim()).toBe('done');
-    expect(statSync(join(plan.workspaceReal, 'made')).uid).toBe(362_144);
+    expect(statSync(join(plan.workspaceReal, 'made')).uid).toBe(plan.hostUid);
 
     // The default range, with a grant over its first ids: skipped too.
     const agent2 = await agentAt(home, 'other', join(realpathSync(home), 'workspaces', 'other'));

@@ -11,9 +11,11 @@
  * jail owns.
  */
 import { spawnSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 import { ComisError } from '../errors.js';
+import { countTasksOfUid } from './host.js';
 
 /** An inclusive range of ids. */
 export interface IdRange {
@@ -165,8 +167,16 @@ export function checkJailUidRange(range: IdRange, key = 'jailUidRange'): IdRange
 /**
  * The policy one allocation applies: `acceptable(uid)` says whether a uid
  * (say, the one a workspace already holds) may still be used; `pick(taken)`
- * returns the lowest acceptable uid of the range (at or above `start`, default
- * the range's min) not in `taken`, or undefined when none is left.
+ * returns an acceptable uid of the range that is not in `taken` and that no
+ * process runs as right now, or undefined when none is left. It starts the
+ * search at a random id (or at `start`, for a deterministic first fit) and
+ * wraps around once.
+ *
+ * Why random: each `$COMIS_HOME` has its own store, so two homes on one host
+ * (CI jobs, several operators) cannot see each other's rows; a sequential
+ * first fit would hand every home the same first uid. Random starts in a
+ * 200-million-id range make a cross-home clash improbable, and the
+ * running-process check rules out the clash that would matter now.
  */
 export interface JailUidPolicy {
   range: IdRange;
@@ -174,29 +184,44 @@ export interface JailUidPolicy {
   pick(taken: Iterable<number>, start?: number): number | undefined;
 }
 
+export interface JailUidPolicyOptions {
+  /** Is some process running as `uid` now? Default: a scan of /proc. */
+  uidInUse?: (uid: number) => boolean;
+}
+
+function uidRunsNow(uid: number): boolean {
+  return countTasksOfUid(uid) > 0;
+}
+
 /**
  * Builds the allocation policy from the host's id databases as they are
  * now (read once per call: a grant added since the last run is honoured).
  */
-export function jailUidPolicy(range: IdRange = DEFAULT_JAIL_UID_RANGE, sources: HostIdSources = DEFAULT_HOST_ID_SOURCES): JailUidPolicy {
+export function jailUidPolicy(range: IdRange = DEFAULT_JAIL_UID_RANGE, sources: HostIdSources = DEFAULT_HOST_ID_SOURCES, options: JailUidPolicyOptions = {}): JailUidPolicy {
   checkJailUidRange(range);
   const reserved = readReservedIds(sources);
   const nss = sources.nssHasId ?? (sources === DEFAULT_HOST_ID_SOURCES ? getentHasId : () => false);
+  const inUse = options.uidInUse ?? uidRunsNow;
   const acceptable = (uid: number): boolean =>
     Number.isInteger(uid) && uid >= range.min && uid <= range.max && !isReservedId(uid, reserved) && !nss('passwd', uid) && !nss('group', uid);
   return {
     range,
     acceptable,
-    pick(taken, start = range.min) {
+    pick(taken, start) {
       const blocked = mergeRanges([...reserved, ...[...taken].map((t) => ({ min: t, max: t }))]);
-      // Jump over blocked ranges whole: the cost is the number of ranges, not of ids.
-      let candidate = Math.max(range.min, start);
-      for (;;) {
-        for (let r = rangeContaining(candidate, blocked); r && candidate <= range.max; r = rangeContaining(candidate, blocked)) candidate = r.max + 1;
-        if (candidate > range.max) return undefined;
-        if (acceptable(candidate)) return candidate;
-        candidate++; // known to the name service only: skip it
+      const first = start === undefined ? randomInt(range.min, range.max + 1) : Math.min(range.max, Math.max(range.min, start));
+      // First fit in [first, max], then in [min, first): jump over blocked ranges whole,
+      // so the cost is the number of ranges, not of ids.
+      for (const [from, to] of [[first, range.max], [range.min, first - 1]] as const) {
+        let candidate = from;
+        for (;;) {
+          for (let r = rangeContaining(candidate, blocked); r && candidate <= to; r = rangeContaining(candidate, blocked)) candidate = r.max + 1;
+          if (candidate > to) break;
+          if (acceptable(candidate) && !inUse(candidate)) return candidate;
+          candidate++; // known to the name service, or running: skip it
+        }
       }
+      return undefined;
     },
   };
 }
@@ -219,9 +244,10 @@ export function fnv1a(path: string): number {
  */
 export function hashJailUid(path: string, sources: HostIdSources = DEFAULT_HOST_ID_SOURCES): number {
   const range = HASHED_JAIL_UID_RANGE;
-  const policy = jailUidPolicy(range, sources);
+  // Deterministic: a caller may derive it twice for one jail (once to prepare, once to launch).
+  const policy = jailUidPolicy(range, sources, { uidInUse: () => false });
   const start = range.min + (fnv1a(path) % (range.max - range.min + 1));
-  const uid = policy.pick([], start) ?? policy.pick([]);
+  const uid = policy.pick([], start);
   if (uid === undefined) throw new ComisError('INTERNAL', 'No usable jail uid in the hashed range.');
   return uid;
 }
