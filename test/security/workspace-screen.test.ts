@@ -9,7 +9,7 @@
  * line; the same rewrite, in a jail bound to $COMIS_HOME as the old runner
  * bound it, does succeed.
  */
-import { chmodSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { ComisError } from '../../src/lib/errors.js';
 import { isRoot } from '../../src/lib/jail/host.js';
 import { prepareWritableDir } from '../../src/lib/jail/mounts.js';
-import { readOnlyAllowMounts, screenWorkspace } from '../../src/lib/orchestrate/workspace.js';
+import { prepareAgentJail, readOnlyAllowMounts, screenWorkspace } from '../../src/lib/orchestrate/workspace.js';
 import { parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
@@ -148,6 +148,21 @@ describe('configured workspaces are screened', () => {
     expect(screenWorkspace(join(open, 'ws2'), ctx)).toBe(join(realpathSync(open), 'ws2'));
     chmodSync(open, 0o755);
     expect(screenWorkspace(join(open, 'ws'), ctx)).toBe(join(realpathSync(open), 'ws'));
+  });
+});
+
+describe('workspace ownership', () => {
+  it.skipIf(!isRoot())(`a workspace owned by another user is refused (control: the same directory owned by root is accepted and handed to its jail uid)${isRoot() ? '' : ' [needs root to chown]'}`, async () => {
+    const h = makeHome();
+    const ws = join(tempDir('comis-owned-'), 'ws');
+    mkdirSync(ws, { mode: 0o700 });
+    chownSync(ws, 4242, 4242); // some other user's directory
+    const { loadConfig, resolveAgent } = await import('../../src/lib/config/load.js');
+    const agent = { ...resolveAgent(await loadConfig({ home: h.home })), workspace: ws };
+    await expect(prepareAgentJail(agent, h.home)).rejects.toThrow(/agents\.default\.workspace.*owned by uid 4242/);
+    chownSync(ws, 0, 0);
+    const plan = await prepareAgentJail(agent, h.home);
+    expect(statSync(ws).uid).toBe(plan.hostUid);
   });
 });
 
