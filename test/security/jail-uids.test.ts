@@ -136,6 +136,14 @@ describe('jail uids come from the registry', () => {
     expect(pidsOfUid(uidA!)).toEqual([]);
   });
 
+  it.skipIf(root)(`not root: the jail runs as the caller and nothing is allocated${root ? ' [root: see the tests above]' : ''}`, async () => {
+    const home = tempDir('comis-uids-');
+    const agent = resolveAgent(await loadConfig({ home }));
+    const plan = await prepareAgentJail(agent, home);
+    expect(plan.hostUid).toBe(process.getuid!());
+    expect(existsSync(join(home, 'comis.db'))).toBe(false); // the store is not even opened
+  });
+
   it.skipIf(!root)(`the same workspace keeps its uid across runs (${root ? 'root' : NOT_ROOT})`, async () => {
     const home = tempDir('comis-uids-');
     const agent = resolveAgent(await loadConfig({ home }));
