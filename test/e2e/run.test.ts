@@ -4,11 +4,24 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { deriveJailUid as jailUidFor } from '../../src/lib/jail/host.js';
+import { lookupJailUid } from '../../src/lib/store/jail-uids.js';
+import { openStore } from '../../src/lib/store/store.js';
 import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
 import { schemaValidator } from '../obs/schema.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
+
+/** The uid the store's registry gave a workspace (as root, each workspace has its own). */
+function jailUidFor(home: string, workspace: string): number {
+  const store = openStore({ home, readonly: true });
+  try {
+    const uid = lookupJailUid(store.db, workspace);
+    if (uid === undefined) throw new Error(`no jail uid registered for ${workspace}`);
+    return uid;
+  } finally {
+    store.close();
+  }
+}
 
 function ndjson(text: string): any[] {
   return text.trim().split('\n').map((l) => parseJson(l));
@@ -182,7 +195,7 @@ describe('comis run', () => {
     const plan = writePlan('children:\n  - id: forever\n    language: js\n    inline: "setInterval(() => {}, 1000)"\n    timeoutMs: 600000\n  - id: later\n    language: js\n    dependsOn: [forever]\n    inline: "console.log(1)"\n');
     const runner = startComis(['run', plan, '--no-tui'], h.home);
     await runner.waitFor((s) => s.includes('[forever] running'));
-    const uid = process.getuid?.() === 0 ? jailUidFor(realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
+    const uid = process.getuid?.() === 0 ? jailUidFor(h.home, realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
     if (uid >= 0) expect(processesOfUid(uid).length).toBeGreaterThan(0);
     runner.child.kill('SIGINT');
     const code = await runner.exited;
@@ -230,7 +243,7 @@ sys.stdout.buffer.write(out)
     expect(text).toContain('q or Ctrl-C: quit');
     expect(text).toMatch(/forever\s+cancelled/);
     expect(text).toContain('interrupted in');
-    const uid = process.getuid?.() === 0 ? jailUidFor(realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
+    const uid = process.getuid?.() === 0 ? jailUidFor(h.home, realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
     if (uid >= 0) expect(processesOfUid(uid)).toEqual([]);
   });
 });

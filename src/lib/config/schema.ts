@@ -165,7 +165,19 @@ export const execSandboxSchema = z
     readOnlyAllowPaths: z
       .array(z.string().min(1))
       .default([])
-      .describe('Additional host paths bound read-only inside the jail (screened: /etc, ~/.ssh, $COMIS_HOME and similar are refused).'),
+      .describe(
+        'Additional host paths bound read-only inside the jail, at the same path (screened: /etc, /root, ~/.ssh, $COMIS_HOME and similar, sockets and missing paths are refused).',
+      ),
+    jailUidRange: z
+      .strictObject({
+        min: z.number().int().min(65_536).max(2_147_483_646).describe('Lowest uid.'),
+        max: z.number().int().min(65_536).max(2_147_483_646).describe('Highest uid.'),
+      })
+      .refine((r) => r.min <= r.max, { message: 'min must not exceed max' })
+      .optional()
+      .describe(
+        'As root: the host uids jails are allocated from, one per workspace, recorded in the store (default 1879048192-2080374783). Every /etc/subuid and /etc/subgid grant and every passwd/group id is skipped.',
+      ),
   })
   .describe('The OS-level exec sandbox.');
 

@@ -7,6 +7,8 @@
 import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
+import { hashJailUid } from './uid-registry.js';
+
 /**
  * The first executable regular file called `name` in the PATH list `pathEnv`
  * (default: this process's PATH), or undefined. Relative PATH entries are
@@ -44,15 +46,14 @@ export function isRoot(): boolean {
 export const MIN_JAIL_HOST_UID = 1000;
 
 /**
- * A stable unprivileged host uid for a workspace: 200000 + FNV-1a(path) mod
- * 100000. Stable so files the jail leaves in the workspace stay writable by
- * the next run; distinct per workspace so concurrent runs of different agents
- * do not share one RLIMIT_NPROC count (the kernel counts per uid).
+ * The host uid of a jail that has no registry entry: a stable hash of
+ * `path` into a range of its own that skips every subuid/subgid grant and
+ * every account and group (see `hashJailUid` in uid-registry.ts). Runs get
+ * their uid from the workspace registry instead (unique per workspace);
+ * this serves the probe and direct `spawnJail` callers.
  */
 export function deriveJailUid(path: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193) >>> 0;
-  return 200_000 + (h % 100_000);
+  return hashJailUid(path);
 }
 
 /** Pids of all processes visible in /proc. */

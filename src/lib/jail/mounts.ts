@@ -44,12 +44,6 @@ export function screenBindSource(path: string, ctx: { comisHome: string; home: s
   if (typeof path !== 'string' || path.length === 0 || path.includes('\0')) refuse('not a valid path');
   if (!isAbsolute(path)) refuse('it is not an absolute path');
   const lexical = resolvePath(path);
-  let real: string;
-  try {
-    real = realpathSync(lexical);
-  } catch {
-    return refuse('it does not exist');
-  }
   const home = resolvePath(ctx.home);
   const named: [string, string][] = [
     ['/', 'it is the host root'],
@@ -74,13 +68,21 @@ export function screenBindSource(path: string, ctx: { comisHome: string; home: s
     const r = realOr(p);
     if (r !== p) protectedPaths.push([r, why]);
   }
-  for (const candidate of new Set([lexical, real])) {
-    for (const [p, why] of protectedPaths) {
-      if (candidate === p) refuse(`it is ${why}`);
-      if (p !== '/' && inside(candidate, p)) refuse(`it is inside ${why}`);
-      if (inside(p, candidate)) refuse(`it contains ${why}`);
-    }
+  const screen = (candidate: string): void => {
+    // What it IS first (the clearest reason), then what it lies in, then what it holds.
+    for (const [p, why] of protectedPaths) if (candidate === p) refuse(`it is ${why}`);
+    for (const [p, why] of protectedPaths) if (p !== '/' && inside(candidate, p)) refuse(`it is inside ${why}`);
+    for (const [p, why] of protectedPaths) if (inside(p, candidate)) refuse(`it contains ${why}`);
+  };
+  // Lexically first: a protected path is refused as such, even where we cannot see whether it exists.
+  screen(lexical);
+  let real: string;
+  try {
+    real = realpathSync(lexical);
+  } catch {
+    return refuse('it does not exist');
   }
+  screen(real);
   if (lstatSync(real).isSocket()) refuse('it is a unix socket, which the jail could connect to even when bound read-only');
   return real;
 }

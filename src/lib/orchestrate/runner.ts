@@ -10,7 +10,7 @@
  * run's results area lives outside the jail-writable workspace and is bound
  * read-only; stderr is never returned on success and is redacted when shown.
  */
-import { chmodSync, chownSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,6 +33,7 @@ import { createDispatcher, type CapabilityAudited } from './dispatch.js';
 import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
 import { prepareScript, type ScriptLanguage } from './transpile.js';
+import { prepareAgentJail } from './workspace.js';
 
 export const MAX_TIMEOUT_MS = 600_000;
 export const STDERR_TAIL_CHARS = 2_000;
@@ -101,21 +102,6 @@ export interface OrchestrateResult {
   resultRefs: { count: number; bytes: number };
   /** Estimated tokens kept out of context; only when the run materialized ResultRefs. */
   savings?: { estSavedTokens: number; savedRatio?: number };
-}
-
-function ensureWorkspace(path: string): string {
-  mkdirSync(path, { recursive: true, mode: 0o700 });
-  const real = realpathSync(path);
-  chmodSync(real, 0o700);
-  // A previous run may have planted a symlink or file where results/ is mounted.
-  const resultsMount = join(real, 'results');
-  try {
-    const st = lstatSync(resultsMount);
-    if (!st.isDirectory()) rmSync(resultsMount, { force: true, recursive: true });
-  } catch {
-    /* absent: bwrap creates the mount point */
-  }
-  return real;
 }
 
 const SDK_NAMES = ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comis_tools.py'];
@@ -209,10 +195,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
 
   // 5. Run directory (outside the workspace; the jail sees it read-only).
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
+  // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry.
   const root = process.getuid?.() === 0;
-  const workspacePath = ensureWorkspace(options.agent.workspace);
-  const hostUid = root ? jail.deriveJailUid(workspacePath) : (process.getuid?.() ?? 65534);
-  const workspaceReal = jail.prepareWritableDir(workspacePath, hostUid);
+  const { workspaceReal, hostUid, readOnlyMounts } = await prepareAgentJail(options.agent, options.home);
   const runDir = join(tmpdir(), `comis-run-${runId}`);
   const sdkDir = join(runDir, 'sdk');
   const resultsDir = join(runDir, 'results');
@@ -242,7 +227,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const getSlicer = async (): Promise<SliceQueryRunner> => {
     if (!slicer) {
       const { createSliceQueryRunner } = await import('../resultref/duckdb/run-slice-query.js');
-      slicer = createSliceQueryRunner({ resultsDir });
+      slicer = createSliceQueryRunner({ resultsDir, hostUid });
     }
     return slicer;
   };
@@ -320,6 +305,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       command,
       mounts: [
         ...interpreter.mounts,
+        ...readOnlyMounts,
         { kind: 'rw', source: workspaceReal, target: JAIL_WORKSPACE },
         { kind: 'ro', source: resultsDir, target: `${JAIL_WORKSPACE}/results` },
         { kind: 'ro', source: sdkDir, target: JAIL_RUN_DIR },

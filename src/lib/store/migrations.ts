@@ -134,4 +134,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX plan_events_run ON plan_events(plan_run_id, id);
     `,
   },
+  {
+    version: 5,
+    name: 'jail uid registry',
+    // One host uid per workspace (real path), for jails started as root. Both
+    // columns are UNIQUE: two workspaces never share a uid, whatever races.
+    sql: `
+      CREATE TABLE jail_uids (
+        workspace     TEXT PRIMARY KEY,
+        uid           INTEGER NOT NULL UNIQUE,
+        allocated_at  INTEGER NOT NULL,
+        used_at       INTEGER NOT NULL
+      );
+    `,
+  },
 ];

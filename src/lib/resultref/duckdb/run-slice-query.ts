@@ -97,6 +97,11 @@ interface SliceRuntime {
   spawnQueryProcess?: SpawnQueryProcess;
   /** Finds DuckDB (default: {@link resolveDuckDb}); tests pass one that finds nothing. */
   resolveDuckDb?: ResolveDuckDb;
+  /**
+   * Host uid of the default jailed spawner (as root): the run's own uid, so the
+   * query child is confined with the run and counts against no other uid.
+   */
+  hostUid?: number;
 }
 
 export interface SliceQueryOptions extends SliceRuntime {
@@ -407,7 +412,7 @@ function limitsOf(options: { timeoutMs?: number; maxOutputBytes?: number }): { t
 const COLD_CHILD_IDLE_MS = 60_000;
 
 async function runCold(options: SliceQueryOptions, duck: DuckDbLocation, resultsReal: string, engineOnly: boolean): Promise<SliceQueryResult> {
-  const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner());
+  const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
   const child = startChild(settingsOf(options, duck, resultsReal, spawnQuery, COLD_CHILD_IDLE_MS));
   if ('error' in child) return child;
   return dispatch(child, { query: options.query, resultsDir: options.resultsDir, ...limitsOf(options), engineOnly });
@@ -524,7 +529,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
     } catch {
       return;
     }
-    const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner());
+    const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
     if (closed || spare) return;
     // The child's own idle limit outlasts ours, so we always stop it first.
     const started = startChild(settingsOf(options, duck, real, spawnQuery, idleMs + 30_000));
@@ -560,7 +565,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
       child = undefined;
     }
     if (!child) {
-      const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner());
+      const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
       const started = startChild(settingsOf(options, duck, results.real, spawnQuery, COLD_CHILD_IDLE_MS));
       if ('error' in started) return started;
       child = started;

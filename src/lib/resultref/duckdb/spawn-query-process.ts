@@ -167,7 +167,11 @@ export const QUERY_JAIL_PATHS = {
 export const QUERY_JAIL_ADDRESS_SPACE_EXTRA_MB = 2048;
 
 export interface JailedQuerySpawnerOptions {
-  /** Host uid of the jail (as root). Default: derived from the results directory, so each run's queries count their own processes. */
+  /**
+   * Host uid of the jail (as root): the run's registry uid, so a query child is
+   * the run's and shares no uid with another workspace. Default (no run, e.g. a
+   * one-off query): a hashed uid of the results directory.
+   */
   hostUid?: number;
 }
 
@@ -235,7 +239,7 @@ export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuer
 }
 
 /** The default spawner: the jailed one over `src/lib/jail/spawn.ts`, loaded on first use. */
-export async function defaultQuerySpawner(): Promise<SpawnQueryProcess> {
+export async function defaultQuerySpawner(options: JailedQuerySpawnerOptions = {}): Promise<SpawnQueryProcess> {
   const jail = await import('../../jail/spawn.js');
-  return createJailedQuerySpawner(jail);
+  return createJailedQuerySpawner(jail, options);
 }

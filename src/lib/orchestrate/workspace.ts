@@ -1,0 +1,276 @@
+/**
+ * What a run's jail is given of the host, decided before anything runs: the
+ * agent's workspace (screened, created, made the jail's), the host uid the
+ * jail runs as (from the store's registry, as root), and the user-configured
+ * read-only binds (`execSandbox.readOnlyAllowPaths`, screened).
+ *
+ * Security property: a config value cannot hand the jail — that is, the
+ * model-written script, running as the jail uid — the host root, system
+ * directories, `$HOME`, comis's own state (config, store, logs), another
+ * agent's workspace, or a directory that another user could swap for a
+ * link; and two workspaces never share a jail uid.
+ */
+import { chmodSync, existsSync, lstatSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve as resolvePath, sep } from 'node:path';
+
+import type { ResolvedAgent } from '../config/load.js';
+import { configPath, storePath, workspacesDir } from '../config/paths.js';
+import { ComisError } from '../errors.js';
+import { prepareWritableDir, screenBindSource } from '../jail/mounts.js';
+import type { JailMount } from '../jail/types.js';
+import { DEFAULT_HOST_ID_SOURCES, DEFAULT_JAIL_UID_RANGE, fnv1a, jailUidPolicy, type HostIdSources } from '../jail/uid-registry.js';
+
+export interface WorkspaceScreenContext {
+  agentId: string;
+  /** `$COMIS_HOME`. */
+  comisHome: string;
+  /** The invoking user's home (default: os.homedir()). */
+  home?: string;
+}
+
+function inside(child: string, parent: string): boolean {
+  return parent === '/' ? child !== '/' : child.startsWith(parent + sep);
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Never a workspace, nor inside one, nor an ancestor of one: system trees and secrets. */
+const SYSTEM_TREES: [string, string][] = [
+  ['/etc', 'host configuration (/etc)'],
+  ['/usr', 'system programs (/usr)'],
+  ['/bin', 'system programs (/bin)'],
+  ['/sbin', 'system programs (/sbin)'],
+  ['/lib', 'system libraries (/lib)'],
+  ['/lib32', 'system libraries (/lib32)'],
+  ['/lib64', 'system libraries (/lib64)'],
+  ['/libx32', 'system libraries (/libx32)'],
+  ['/boot', 'the host /boot'],
+  ['/dev', 'host devices (/dev)'],
+  ['/proc', 'the host /proc'],
+  ['/sys', 'the host /sys'],
+  ['/run', 'host runtime state and daemon sockets (/run)'],
+  ['/var/run', 'host runtime state and daemon sockets (/var/run)'],
+  ['/var/lib', 'system state (/var/lib)'],
+  ['/var/log', 'system logs (/var/log)'],
+  ['/var/spool', 'system spools (/var/spool)'],
+];
+
+/** Never a workspace itself nor an ancestor of one, but a directory inside is fine. */
+const SHARED_ROOTS: [string, string][] = [
+  ['/', 'the host root'],
+  ['/root', "root's home (/root)"],
+  ['/home', 'the directory of all homes (/home)'],
+  ['/var', 'the host /var'],
+  ['/srv', 'the host /srv'],
+  ['/opt', 'the host /opt'],
+  ['/mnt', 'the host /mnt'],
+  ['/media', 'the host /media'],
+  ['/tmp', 'the shared /tmp'],
+  ['/var/tmp', 'the shared /var/tmp'],
+];
+
+const HOME_SECRETS = ['.ssh', '.aws', '.gnupg', '.config', '.netrc', '.kube', '.docker', '.local'];
+
+function refuser(agentId: string, path: string): (why: string) => never {
+  return (why) => {
+    throw new ComisError('CONFIG_INVALID', `Refusing agents.${agentId}.workspace = ${path}: ${why}.`, {
+      hint: `Nothing was run. Point agents.${agentId}.workspace at a directory of its own (default $COMIS_HOME/workspaces/${agentId}) that holds only what scripts may change.`,
+      details: { agentId, key: `agents.${agentId}.workspace`, path },
+    });
+  };
+}
+
+/** Refuses `candidate` (an absolute normalized path) when it is, holds or lies in something no jail may own. */
+function screenWorkspacePath(candidate: string, ctx: Required<WorkspaceScreenContext>, refuse: (why: string) => never): void {
+  const both = (list: [string, string][]): [string, string][] => list.flatMap(([p, why]) => (realOr(p) === p ? [[p, why]] : [[p, why], [realOr(p), why]]) as [string, string][]);
+  const home = resolvePath(ctx.home);
+  const comis = resolvePath(ctx.comisHome);
+  const trees = both([...SYSTEM_TREES, ...HOME_SECRETS.map((n): [string, string] => [join(home, n), `secrets and tokens (~/${n})`])]);
+  const roots = both([...SHARED_ROOTS, [home, 'your home directory ($HOME)']]);
+  // comis's own state: a jail that can write config.yaml turns on autonomy.write
+  // for the next run. Only a directory of its own under $COMIS_HOME/workspaces is fine.
+  const state: [string, string][] = [
+    [comis, 'comis state, config and secrets ($COMIS_HOME)'],
+    [configPath(comis), 'the comis config file'],
+    [storePath(comis), 'the comis store'],
+  ];
+  const stateList = both(state);
+  // What it IS first (the clearest reason), then what it lies in or holds.
+  for (const [p, why] of [...stateList, ...roots, ...trees]) if (candidate === p) refuse(`it is ${why}`);
+  for (const c of new Set([comis, realOr(comis)])) {
+    const wsRoot = workspacesDir(c);
+    if (candidate === wsRoot) refuse('it is the directory of all agent workspaces ($COMIS_HOME/workspaces)');
+    if (inside(candidate, c) && !inside(candidate, wsRoot)) refuse('it is inside comis state ($COMIS_HOME); only $COMIS_HOME/workspaces/<name> is for workspaces');
+  }
+  for (const [p, why] of [...stateList, ...roots, ...trees]) if (inside(p, candidate)) refuse(`it contains ${why}`);
+  for (const [p, why] of trees) if (inside(candidate, p)) refuse(`it is inside ${why}`);
+}
+
+/** The path with its deepest existing ancestor resolved: where mkdir -p would really create it. */
+function projectedRealPath(lexical: string): string {
+  let existing = lexical;
+  const rest: string[] = [];
+  while (!existsSync(existing) && dirname(existing) !== existing) {
+    rest.unshift(basename(existing));
+    existing = dirname(existing);
+  }
+  return join(realOr(existing), ...rest);
+}
+
+/**
+ * Refuses a real workspace path whose ancestors another user could change:
+ * each must be owned by root or by comis's own uid, and not group- or
+ * world-writable unless sticky (where others cannot rename what they do not own).
+ */
+function screenAncestors(real: string, refuse: (why: string) => never): void {
+  const me = process.geteuid?.() ?? -1;
+  for (let dir = dirname(real); ; dir = dirname(dir)) {
+    const st = lstatSync(dir);
+    if (st.uid !== 0 && st.uid !== me) refuse(`its ancestor ${dir} is owned by uid ${st.uid}, who could swap the workspace for a link`);
+    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) refuse(`its ancestor ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}), who could swap the workspace for a link`);
+    if (dir === '/') break;
+  }
+}
+
+/**
+ * Screens, creates and returns the real path of an agent's configured
+ * workspace. Refused (CONFIG_INVALID naming `agents.<id>.workspace` and why),
+ * lexically, where mkdir would create it, and after resolving symlinks:
+ * the host root, system trees (`/etc`, `/usr`, `/proc`, `/run`, `/var/lib`…)
+ * and anything in or above them; `/root`, `/home`, `/tmp`, `/var`, `/srv`,
+ * `/opt` and `$HOME` themselves or above them; `~/.ssh`, `~/.config` and
+ * other secret dirs; `$COMIS_HOME`, anything holding it or its config or
+ * store, and anything in it but `$COMIS_HOME/workspaces/<name>`; a
+ * configured path that is itself a symlink; and one with an ancestor that
+ * another user owns or can write. The workspace itself is made 0700.
+ */
+export function screenWorkspace(path: string, context: WorkspaceScreenContext): string {
+  const ctx = { home: homedir(), ...context };
+  const refuse = refuser(ctx.agentId, path);
+  if (typeof path !== 'string' || path.length === 0 || path.includes('\0')) refuse('not a valid path');
+  if (!isAbsolute(path)) refuse('it is not an absolute path');
+  const lexical = resolvePath(path);
+  screenWorkspacePath(lexical, ctx, refuse);
+  const projected = projectedRealPath(lexical);
+  screenWorkspacePath(projected, ctx, refuse);
+  let st = existsSync(lexical) || lexicalIsLink(lexical) ? lstatSync(lexical) : undefined;
+  if (st?.isSymbolicLink()) refuse('it is a symlink; name the real directory');
+  if (st && !st.isDirectory()) refuse('it is not a directory');
+  if (!st) mkdirSync(projected, { recursive: true, mode: 0o700 });
+  const real = realpathSync(projected);
+  screenWorkspacePath(real, ctx, refuse);
+  st = lstatSync(real);
+  if (!st.isDirectory()) refuse('it is not a directory');
+  screenAncestors(real, refuse);
+  // A previous run may have planted a symlink or file where results/ is mounted.
+  const resultsMount = join(real, 'results');
+  try {
+    if (!lstatSync(resultsMount).isDirectory()) rmSync(resultsMount, { force: true, recursive: true });
+  } catch {
+    /* absent: bwrap creates the mount point */
+  }
+  return real;
+}
+
+function lexicalIsLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Paths the jail builds itself: a user bind may neither be one of them, nor hold one, nor (for some) lie inside one. */
+const JAIL_OWN_TARGETS = ['/', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/proc', '/dev', '/dev/shm', '/tmp', '/run', '/workspace'];
+const JAIL_SEALED_TREES = ['/workspace', '/run', '/proc', '/dev', '/etc'];
+
+/**
+ * `execSandbox.readOnlyAllowPaths` as jail mounts: each entry passes
+ * {@link screenBindSource} (refusing system dirs, `/root`, `~/.ssh` and other
+ * secrets, `$COMIS_HOME`, ancestors of them, sockets and paths that do not
+ * exist) and is bound read-only at the SAME path inside the jail, as
+ * written in the config. A target the jail builds itself (`/tmp`,
+ * `/workspace`, `/usr`…, or inside `/workspace`, `/run`, `/proc`, `/dev`,
+ * `/etc`) is refused. Errors name `agents.<id>.skills.execSandbox.readOnlyAllowPaths[i]`.
+ */
+export function readOnlyAllowMounts(paths: readonly string[], context: WorkspaceScreenContext): JailMount[] {
+  const ctx = { home: homedir(), ...context };
+  return paths.map((p, i) => {
+    const key = `agents.${ctx.agentId}.skills.execSandbox.readOnlyAllowPaths[${i}]`;
+    let source: string;
+    try {
+      source = screenBindSource(p, { comisHome: ctx.comisHome, home: ctx.home });
+    } catch (err) {
+      if (!(err instanceof ComisError)) throw err;
+      throw new ComisError('CONFIG_INVALID', `${key}: ${err.message}`, { hint: `Nothing was run. ${err.hint ?? ''}`.trim(), details: { agentId: ctx.agentId, key, path: p } });
+    }
+    const target = resolvePath(p);
+    const clash = JAIL_OWN_TARGETS.find((t) => t === target || inside(t, target)) ?? JAIL_SEALED_TREES.find((t) => inside(target, t));
+    if (clash) {
+      throw new ComisError('CONFIG_INVALID', `${key}: ${p} would be bound over the jail's own ${clash}.`, {
+        hint: 'Nothing was run. Entries are bound read-only at the same path inside the jail; use a path outside /tmp, /workspace, /run, /etc, /proc and /dev.',
+        details: { agentId: ctx.agentId, key, path: p },
+      });
+    }
+    return { kind: 'ro', source, target };
+  });
+}
+
+export interface AgentJailPlan {
+  /** Real path of the screened workspace, owned by the jail. */
+  workspaceReal: string;
+  /** The host uid the jail runs as: the registry's uid as root, our own otherwise. */
+  hostUid: number;
+  /** The screened `readOnlyAllowPaths` binds. */
+  readOnlyMounts: JailMount[];
+}
+
+export interface AgentJailOptions {
+  /** Test seam: the id databases the uid policy reads (default the host's /etc files and getent). */
+  hostIdSources?: HostIdSources;
+}
+
+/**
+ * Everything of the host an agent's run gets, screened: see
+ * {@link screenWorkspace}, {@link readOnlyAllowMounts}. As root, the jail
+ * uid comes from the store's registry (`registerJailUid`): unique per
+ * workspace real path, stable across runs, from
+ * `execSandbox.jailUidRange`, skipping every subuid/subgid grant and every
+ * account and group; the workspace is then chowned to it. Not root, the
+ * jail runs as our own uid and the store is not touched.
+ */
+export async function prepareAgentJail(agent: ResolvedAgent, comisHome: string, options: AgentJailOptions = {}): Promise<AgentJailPlan> {
+  const ctx = { agentId: agent.id, comisHome };
+  const workspaceReal = screenWorkspace(agent.workspace, ctx);
+  const sandbox = agent.config.skills.execSandbox;
+  const readOnlyMounts = readOnlyAllowMounts(sandbox.readOnlyAllowPaths, ctx);
+  const root = process.geteuid?.() === 0;
+  let hostUid = process.getuid?.() ?? 65534;
+  if (root) {
+    const policy = jailUidPolicy(sandbox.jailUidRange ?? DEFAULT_JAIL_UID_RANGE, options.hostIdSources ?? DEFAULT_HOST_ID_SOURCES);
+    const [{ openStore }, { registerJailUid }] = await Promise.all([import('../store/store.js'), import('../store/jail-uids.js')]);
+    const store = openStore({ home: comisHome });
+    try {
+      hostUid = registerJailUid(store.db, workspaceReal, policy);
+    } finally {
+      store.close();
+    }
+  }
+  const owner = lstatSync(workspaceReal).uid;
+  // Before the registry, a workspace's uid was 200000 + FNV-1a(real path) mod 100000: a workspace
+  // still owned by exactly that uid is handed over (its files inside stay that uid's).
+  const legacyUid = 200_000 + (fnv1a(workspaceReal) % 100_000);
+  if (owner !== (process.geteuid?.() ?? -1) && owner !== hostUid && !(root && owner === legacyUid)) {
+    refuser(agent.id, agent.workspace)(`it is owned by uid ${owner}, neither comis nor this workspace's jail uid ${hostUid}${root ? ' (chown it to root to hand it over)' : ''}`);
+  }
+  if (!root) chmodSync(workspaceReal, 0o700);
+  prepareWritableDir(workspaceReal, hostUid);
+  return { workspaceReal, hostUid, readOnlyMounts };
+}
