@@ -208,7 +208,7 @@ describe('logger without a configured home', () => {
     closeLogger();
     configureLogging({ home: undefined, env: {} });
     getLogger().warn('library use, no home configured');
-    logRunEvent({ type: 'run:started', runId: 'r1', leaseId: 'l1', sessionKey: 's', agentId: 'a', language: 'js' });
+    logEvent({ type: 'run:started', runId: 'r1', leaseId: 'l1', sessionKey: 's', agentId: 'a', language: 'js' });
     // HOME is the suite's empty temp dir (test/setup/isolated-home.ts).
     expect(homedir()).toBe(process.env.COMIS_TEST_HOME);
     expect(readdirSync(homedir())).toEqual([]);
