@@ -97,7 +97,6 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 const FAILURE_TEXT: Record<FailureClass, { what: string; hint: string }> = {
   spawn_fail: { what: 'never started a jail', hint: 'Run `comis jail probe`; then `comis explain <runId>` on one of them.' },
-  lease_absent: { what: 'reached the jail without a capability lease', hint: 'Report it with $COMIS_HOME/logs/comis.log; `comis explain <runId>` names the runs.' },
   timeout: { what: 'ran past the wall-clock timeout', hint: 'Raise --timeout-ms or autonomy.limits.timeoutMs, or split the work; `comis explain <sessionKey>` shows which.' },
   stdout_cap: { what: 'printed past the stdout hard cap', hint: 'Scripts should print summaries and keep large data in ResultRefs.' },
   nonzero_exit: { what: 'exited non-zero', hint: '`comis explain <sessionKey>` pins each one to its run; re-run a script to see its stderr tail.' },

@@ -7,14 +7,14 @@
  * no randomness.
  *
  * Precedence, highest first (docs/commands/explain.md):
- *   spawn_fail > lease_absent > timeout > stdout_cap > deny > nonzero_exit > failure > none
+ *   spawn_fail > timeout > stdout_cap > deny > nonzero_exit > failure > none
  * A jail that never started explains everything after it; a deny explains
  * the non-zero exit of a script that threw on it.
  */
 import type { FailureClass, ToolCallTally } from '../store/runs.js';
 import { isPolicyDeny, type DenyReason, type DenyTally } from '../store/obs-queries.js';
 
-export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'lease_absent', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure', 'none'] as const;
+export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure', 'none'] as const;
 export type RootCauseSignal = (typeof ROOT_CAUSE_SIGNALS)[number];
 
 /** What the rules look at: ids, counts and closed enums of one run. */
@@ -95,14 +95,6 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
     explain: (r) => ({
       detail: `Run ${r.runId} never started its jail (spawn_fail)${ms(r)}.`,
       nextSteps: ['Run `comis jail probe` to check bubblewrap and the script interpreter.', LOG_STEP],
-    }),
-  },
-  {
-    signal: 'lease_absent',
-    matches: (r) => failed(r, 'lease_absent'),
-    explain: (r) => ({
-      detail: `Run ${r.runId} reached the jail without a capability lease (lease_absent).`,
-      nextSteps: ['Re-run the script: every run mints its own lease.', `If it recurs, report it with the log file. ${LOG_STEP}`],
     }),
   },
   {
