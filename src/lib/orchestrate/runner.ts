@@ -59,8 +59,6 @@ export interface OrchestrateOptions {
   /** Asked once for the whole footprint when `autonomy.approvals` is on. */
   approve?: (footprint: Footprint) => Promise<boolean>;
   onEvent?: (event: OrchestrateEvent) => void;
-  /** Overrides the agent's configured role (never widens: a worker override of a coordinator is ignored). */
-  role?: 'coordinator';
   /** For coordinator children: caps requested (attenuated against the agent's). */
   requestedCaps?: readonly Capability[];
   parentRunId?: string;
@@ -160,7 +158,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(100, options.timeoutMs ?? limits.timeoutMs));
   // 0. A profile without orchestrate (assistant) is refused before anything else runs.
   assertGetsOrchestrate(options.agent);
-  const surface = agentSurface(options.agent, options.role ? { role: options.role } : {});
+  const surface = agentSurface(options.agent);
   const jail = await import('../jail/spawn.js');
 
   // 1. Refuse before anything else if there is no working jail: never run unjailed.

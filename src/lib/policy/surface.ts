@@ -67,9 +67,9 @@ export function assertGetsOrchestrate(agent: AgentLike): void {
   );
 }
 
-/** The agent's tool surface. `role` overrides the configured role (a plan lead acts as coordinator). */
-export function agentSurface(agent: AgentLike, options: { role?: 'worker' | 'coordinator' } = {}): AgentSurface {
-  const role = options.role ?? agent.config.autonomy.role;
+/** The agent's tool surface, from its tool policy and role. */
+export function agentSurface(agent: AgentLike): AgentSurface {
+  const role = agent.config.autonomy.role;
   const universe = TOOL_TABLE.map((t) => t.name);
   const policy = resolveToolPolicy(agent.config.skills.toolPolicy, universe);
   const dropped = new Map<string, SurfaceDrop>();
