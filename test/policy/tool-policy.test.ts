@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CAPABILITIES, PROFILE_CAPABILITIES } from '../../src/lib/capabilities/capabilities.js';
 import { TOOL_TABLE } from '../../src/lib/capabilities/tool-table.js';
 import { defaultAgentConfig } from '../../src/lib/config/defaults.js';
-import type { AgentConfig } from '../../src/lib/config/schema.js';
+import { TOOL_POLICY_PROFILES as SCHEMA_POLICY_PROFILES, type AgentConfig } from '../../src/lib/config/schema.js';
 import { agentSurface, describeDrop } from '../../src/lib/policy/surface.js';
 import { expandEntry, resolveToolPolicy, TOOL_GROUPS, TOOL_POLICY_PROFILES } from '../../src/lib/policy/tool-policy.js';
 
@@ -24,6 +24,8 @@ describe('tool policy resolution (profile → allow → deny, deny wins)', () =>
     expect(TOOL_POLICY_PROFILES.minimal).toEqual(['read', 'write']);
     expect(TOOL_POLICY_PROFILES.messaging).toEqual(['message', 'session_status']);
     expect(TOOL_POLICY_PROFILES.full).toBe('all');
+    // The schema's description lists the same names.
+    expect(Object.keys(TOOL_POLICY_PROFILES)).toEqual([...SCHEMA_POLICY_PROFILES]);
   });
 
   it('full allows every tool; minimal only read and write, the rest not_in_profile', () => {

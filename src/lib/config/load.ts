@@ -248,7 +248,7 @@ function describeIssue(issue: ZodIssue): string {
     case 'invalid_key':
       return 'invalid key: agent ids are lowercase letters, digits, "-" and "_" (at most 64)';
     case 'invalid_union':
-      return 'expected a model name (string) or a model block {baseUrl, name, class}';
+      return 'expected one of the forms docs/config.md gives for this key';
     case 'not_multiple_of':
       return `must be a multiple of ${String(issue.divisor)}`;
     default:
