@@ -11,7 +11,7 @@ export default class Explain extends BaseCommand {
   static override summary = 'Explain a session (or one run): each orchestrate run, its tool calls, and the likely root cause.';
 
   static override description = `A content-free report read from the store: for each run of the session its runId, leaseId, outcome, duration, exit code, failure class, the tool calls folded from the audit events of the run's own lease ({tool, capability, decision, count}), and ResultRef counts and the savings estimate when the run materialized any.
-The likelyRootCause verdict comes from fixed rules in a fixed precedence (spawn_fail > lease_absent > timeout > stdout_cap > deny > nonzero_exit): the same runs always give the same verdict. No script text, stdout, arguments, results or bearers are stored, so none can appear.
+The likelyRootCause verdict comes from fixed rules in a fixed precedence (spawn_fail > timeout > stdout_cap > deny > nonzero_exit): the same runs always give the same verdict. No script text, stdout, arguments, results or bearers are stored, so none can appear.
 KEY is a session key or a run id (r-…). Exit codes: 0 report printed (whatever the verdict); 2 unknown key or usage error.`;
 
   static override examples = [

@@ -12,7 +12,7 @@ export default class Orchestrate extends BaseCommand {
   Python:  import comis_tools;                                comis_tools.read({"path": "notes.md"})
 Each call crosses a capability socket authenticated by this run's own lease and is allowed only if the agent's profile holds the tool's capability. The working directory is the agent's workspace, which persists between runs; results/ is per run and reaped. Big results come back as ResultRef handles to slice with .read/.grep/.jq/.sql/.jsonpath.
 Only the script's stdout comes back (bounded to about 30,000 characters, head and tail kept). On failure the failure class and a redacted stderr tail go to stderr.
-Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spawn_fail, lease_absent); 2 usage or config error; 3 no working sandbox or interpreter; 4 a capability the script needs is not held, or approval refused.`;
+Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spawn_fail); 2 usage or config error; 3 no working sandbox or interpreter; 4 a capability the script needs is not held, or approval refused.`;
 
   static override examples = [
     { description: 'Run the example: grep the demo workspace, read the busiest file', command: 'COMIS_HOME=examples/comis-home <%= config.bin %> <%= command.id %> examples/todo-report.ts' },

@@ -22,8 +22,16 @@ function plan(text: string) {
 }
 
 describe('runPlan', () => {
-  it('runs a DAG with a failing, a timing-out and a capability-narrowed child', async () => {
-    const { home, lead } = await setup('agents:\n  lead:\n    autonomy:\n      profile: assistant\n      role: coordinator\n');
+  it('an assistant lead gets no orchestrate: the plan is refused before any child runs', async () => {
+    const { home, lead } = await setup('agents:\n  lead:\n    autonomy:\n      profile: assistant\n');
+    const events: CoordinatorEvent[] = [];
+    const p = plan(`children:\n  - id: a\n    language: js\n    inline: "console.log('ran')"\n`);
+    await expect(runPlan({ plan: p, lead, home, sessionKey: 's-a', onEvent: (e) => events.push(e) })).rejects.toMatchObject({ code: 'CAPABILITY_DENIED', details: { profile: 'assistant' } });
+    expect(events).toEqual([]);
+  });
+
+  it('runs a DAG with a failing, a timing-out and a writing child (children of a coordinator lead are workers)', async () => {
+    const { home, lead } = await setup('agents:\n  lead:\n    autonomy:\n      profile: standard\n      role: coordinator\n      write: true\n');
     const events: CoordinatorEvent[] = [];
     const p = plan(`
 children:
@@ -48,7 +56,7 @@ children:
     timeoutMs: 500
   - id: writer
     language: js
-    inline: "console.log('no write here')"
+    inline: "require('./comis_tools.js').comis_tools.write({ path: 'w.txt', content: 'x' }).then((r) => console.log('SUMMARY: wrote ' + r.path))"
     capabilities: [orch:read, orch:write]
 `);
     const res = await runPlan({ plan: p, lead, home, sessionKey: 's-test', concurrency: 2, onEvent: (e) => events.push(e) });
@@ -61,8 +69,9 @@ children:
     expect(by['after-broken']!.state).toBe('skipped');
     expect(by.slow!.state).toBe('timed_out');
     expect(by.writer!.state).toBe('done');
-    expect(by.writer!.grantedCaps).toEqual(['orch:read']);
-    expect(by.writer!.deniedCaps).toEqual(['orch:write']);
+    expect(by.writer!.summary).toBe('wrote results/writes/w.txt');
+    expect(by.writer!.grantedCaps).toEqual(['orch:read', 'orch:write']);
+    expect(by.writer!.deniedCaps).toEqual([]);
     expect(by.first!.agentId).toBe('lead--first');
     expect(res.outcome).toBe('failure');
     // DAG order: second starts only after first finished.
@@ -73,7 +82,7 @@ children:
     expect(ref.path).toBe(join(home, 'workspaces', 'lead--first', 'comis-results', `${by.first!.runId}.stdout`));
     expect(readFileSync(ref.path, 'utf8')).toBe('first ran\nSUMMARY: first is fine\n');
     expect(res.leadContext.text).toContain(`Full result (drill in with read/grep/jq): ${ref.ref} (${ref.bytes}B, text)`);
-    expect(res.leadContext.text).toContain('[writer] done (denied orch:write)');
+    expect(res.leadContext.text).toContain('[writer] done');
     expect(res.leadContext.chars).toBe(res.leadContext.text.length);
     // Events are content-free: no stdout text anywhere in them.
     expect(JSON.stringify(events)).not.toContain('first ran');

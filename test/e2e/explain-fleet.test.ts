@@ -2,8 +2,8 @@
  * `comis explain` and `comis fleet` through the built bin/comis, in an
  * isolated COMIS_HOME. Two halves:
  *  - stores populated with recordRun, exactly as the runner records (every
- *    kind of run, including spawn_fail and lease_absent, which the CLI cannot
- *    provoke on a working host);
+ *    kind of run, including spawn_fail, which the CLI cannot provoke on a
+ *    working host);
  *  - runs produced by `comis orchestrate` itself, then explained.
  * Run `npm run build:fast` first.
  */
@@ -29,7 +29,6 @@ const KINDS: { kind: RunKind; failureClass?: string; exitCode: number | null; si
   { kind: 'nonzero_exit', failureClass: 'nonzero_exit', exitCode: 3, signal: 'nonzero_exit' },
   { kind: 'deny', failureClass: 'nonzero_exit', exitCode: 1, signal: 'deny' },
   { kind: 'spawn_fail', failureClass: 'spawn_fail', exitCode: null, signal: 'spawn_fail' },
-  { kind: 'lease_absent', failureClass: 'lease_absent', exitCode: null, signal: 'lease_absent' },
 ];
 
 /** A home whose store holds one session per kind of run (sess-<kind>), recorded a minute apart. */
@@ -57,7 +56,7 @@ describe('comis explain / fleet over a recorded store', () => {
       validateExplain(body);
       const entry = body.result.orchestrate[0];
       expect(entry.runId).toBe(runIds[kind]);
-      expect(entry.leaseId).toBe(kind === 'lease_absent' ? null : `l-${runIds[kind]!.slice(2)}`);
+      expect(entry.leaseId).toBe(`l-${runIds[kind]!.slice(2)}`);
       expect(entry.outcome).toBe(failureClass ? 'failure' : 'success');
       expect(entry.exitCode).toBe(exitCode);
       expect(entry.failureClass).toBe(failureClass);
@@ -89,7 +88,7 @@ describe('comis explain / fleet over a recorded store', () => {
   it('--last explains the newest session; a run id explains that run', () => {
     const { home, runIds } = populatedHome();
     const last = parseJson(runComis(['explain', '--last', '--json'], { home }).stdout);
-    expect(last.result.sessionKey).toBe('sess-lease_absent');
+    expect(last.result.sessionKey).toBe('sess-spawn_fail');
     const run = runComis(['explain', runIds.timeout!, '--json'], { home });
     expect(run.status).toBe(0);
     expect(parseJson(run.stdout).result).toMatchObject({ scope: 'run', sessionKey: 'sess-timeout', orchestrate: [{ runId: runIds.timeout }] });
@@ -102,13 +101,13 @@ describe('comis explain / fleet over a recorded store', () => {
     expect(res.stdout).toBe('');
     expect(res.stderr).toBe(
       'Error [NOT_FOUND]: No session or run "no-such-session" in the store.\n' +
-        'Hint: Newest sessions: sess-lease_absent, sess-spawn_fail, sess-deny, sess-nonzero_exit, sess-stdout_cap. `comis explain --last` explains the newest.\n',
+        'Hint: Newest sessions: sess-spawn_fail, sess-deny, sess-nonzero_exit, sess-stdout_cap, sess-timeout. `comis explain --last` explains the newest.\n',
     );
     const json = runComis(['explain', 'no-such-session', '--json'], { home });
     expect(json.status).toBe(2);
     const body = parseJson(json.stdout);
     validateExplain(body);
-    expect(body.error).toMatchObject({ code: 'NOT_FOUND', details: { newestSessions: ['sess-lease_absent', 'sess-spawn_fail', 'sess-deny', 'sess-nonzero_exit', 'sess-stdout_cap'] } });
+    expect(body.error).toMatchObject({ code: 'NOT_FOUND', details: { newestSessions: ['sess-spawn_fail', 'sess-deny', 'sess-nonzero_exit', 'sess-stdout_cap', 'sess-timeout'] } });
   });
 
   it('usage errors: neither a key nor --last, or both', () => {
@@ -127,20 +126,19 @@ describe('comis explain / fleet over a recorded store', () => {
     expect(res.status).toBe(0);
     const body = parseJson(res.stdout);
     validateFleet(body);
-    expect(body.result.runCount).toBe(8);
+    expect(body.result.runCount).toBe(7);
     expect(body.result.findings.map((f: { code: string; subject?: string; count: number }) => [f.code, f.subject ?? null, f.count])).toEqual([
       ['orchestrate_failed', 'nonzero_exit', 2],
-      ['orchestrate_failed', 'lease_absent', 1],
       ['orchestrate_failed', 'spawn_fail', 1],
       ['orchestrate_failed', 'stdout_cap', 1],
       ['orchestrate_failed', 'timeout', 1],
       ['capability_denied', 'orch:write', 1],
-      ['orchestrate_efficiency', null, 8],
+      ['orchestrate_efficiency', null, 7],
     ]);
-    expect(body.result.findings.at(-1).data).toMatchObject({ runs: 8, estSavedTokens: 30_208 });
+    expect(body.result.findings.at(-1).data).toMatchObject({ runs: 7, estSavedTokens: 30_208 });
     const text = runComis(['fleet', '--since', '30d'], { home });
     expect(text.status).toBe(0);
-    expect(text.stdout).toMatch(/^Fleet since \S+ \(--since 30d\): 8 runs\n\nSEVERITY +CODE/);
+    expect(text.stdout).toMatch(/^Fleet since \S+ \(--since 30d\): 7 runs\n\nSEVERITY +CODE/);
     expect(runComis(['fleet', '--since', '30d'], { home }).stdout.replace(/Fleet since \S+/, '')).toBe(text.stdout.replace(/Fleet since \S+/, ''));
   });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -136,13 +136,22 @@ console.log(\`todos=\${count} lines=\${file.totalLines}\`);
     expect(res.stdout).toMatch(/characters of stdout omitted by comis/);
   });
 
-  it('pre-flight refuses a missing capability before spawning, naming it', () => {
+  it('an assistant agent gets no orchestrate: refused before anything runs, naming the profile and the fix', () => {
     const h = makeHome('agents:\n  helper:\n    autonomy:\n      profile: assistant\n');
-    const res = h.run(['orchestrate', h.script('w.mjs', `import { comis_tools } from './comis_tools.js';\nawait comis_tools.write({ path: 'a', content: 'b' });`), '--agent', 'helper']);
+    const marker = join(h.workspace('helper'), 'ran.txt');
+    const script = h.script('w.mjs', `import { writeFileSync } from 'node:fs';\nwriteFileSync('ran.txt', 'x');\nconsole.log('ran');`);
+    const res = h.run(['orchestrate', script, '--agent', 'helper']);
     expect(res.status).toBe(4);
-    expect(res.stderr).toMatch(/Error \[CAPABILITY_DENIED\]: The script needs orch:write/);
-    const json = h.run(['orchestrate', h.script('w2.mjs', `import { comis_tools } from './comis_tools.js';\nawait comis_tools.write({ path: 'a', content: 'b' });`), '--agent', 'helper', '--json']);
-    expect(parseJson(json.stdout)).toMatchObject({ status: 'error', error: { code: 'CAPABILITY_DENIED', details: { missingCapabilities: ['orch:write'] } } });
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/Error \[CAPABILITY_DENIED\]: Agent "helper" has profile assistant, which holds no capabilities and does not get the orchestrate tool/);
+    expect(res.stderr).toContain(`agents.helper.autonomy.profile: standard (or unattended, max) in ${join(h.home, 'config.yaml')}`);
+    expect(existsSync(marker)).toBe(false);
+    const json = h.run(['orchestrate', script, '--agent', 'helper', '--json']);
+    expect(parseJson(json.stdout)).toMatchObject({ status: 'error', error: { code: 'CAPABILITY_DENIED', details: { profile: 'assistant' } } });
+    // Positive control: the same script under a standard agent runs and leaves its marker.
+    const ok = makeHome('agents:\n  helper:\n    autonomy:\n      profile: standard\n');
+    expect(ok.run(['orchestrate', ok.script('w.mjs', `import { writeFileSync } from 'node:fs';\nwriteFileSync('ran.txt', 'x');\nconsole.log('ran');`), '--agent', 'helper']).stdout).toBe('ran\n');
+    expect(existsSync(join(ok.workspace('helper'), 'ran.txt'))).toBe(true);
   });
 
   it('the write surface is off by default and on with autonomy.write; writes land in results/writes and are reaped', () => {

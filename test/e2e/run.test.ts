@@ -88,13 +88,13 @@ children:
     timeoutMs: 400
   - id: writer
     language: js
-    inline: "console.log('ran without write')"
+    inline: "console.log('ran')"
     capabilities: [orch:read, orch:write]
 `;
 
 describe('comis run', () => {
-  it('--json: a DAG with a failing, a timing-out and a denied-capability child, as NDJSON', () => {
-    const h = makeHome('agents:\n  lead:\n    autonomy:\n      profile: assistant\n');
+  it('--json: a DAG with a failing and a timing-out child, as NDJSON', () => {
+    const h = makeHome('agents:\n  lead:\n    autonomy:\n      profile: standard\n');
     const res = h.run(['run', writePlan(DAG_PLAN), '--json', '--progress-interval-ms', '200']);
     expect(res.status).toBe(1);
     const lines = ndjson(res.stdout);
@@ -104,7 +104,8 @@ describe('comis run', () => {
     expect(events[0].type).toBe('plan:started');
     expect(events.at(-1).type).toBe('plan:finished');
     const writer = events[0].children.find((c: any) => c.childId === 'writer');
-    expect(writer).toMatchObject({ agentId: 'lead--writer', grantedCaps: ['orch:read'], deniedCaps: ['orch:write'] });
+    expect(writer).toMatchObject({ agentId: 'lead--writer', grantedCaps: ['orch:read', 'orch:write'], deniedCaps: [] });
+    expect(events[0].leadRole).toBe('coordinator');
     const states = Object.fromEntries(events.filter((e) => e.type === 'child:finished').map((e) => [e.childId, e.state]));
     expect(states).toEqual({ first: 'done', second: 'done', broken: 'failed', 'after-broken': 'skipped', slow: 'timed_out', writer: 'done' });
     const result = envelope.result;
@@ -123,11 +124,10 @@ describe('comis run', () => {
     const [plan] = report.result.coordinator;
     expect(plan).toMatchObject({ leadAgentId: 'lead', status: 'failure', leadContextChars: expect.any(Number) });
     expect(Object.fromEntries(plan.children.map((c: any) => [c.childId, c.state]))).toEqual(states);
-    expect(plan.children.find((c: any) => c.childId === 'writer')).toMatchObject({ grantedCaps: ['orch:read'], deniedCaps: ['orch:write'] });
+    expect(plan.children.find((c: any) => c.childId === 'writer')).toMatchObject({ grantedCaps: ['orch:read', 'orch:write'], deniedCaps: [] });
     expect(plan.children.find((c: any) => c.childId === 'first').runId).toBe(first.runId);
     const pretty = h.run(['explain', result.sessionKey]);
     expect(pretty.stdout).toMatch(/Coordinator plan \S+ \(lead lead\): failure, 6 children/);
-    expect(pretty.stdout).toContain('denied orch:write');
   });
 
   it("a child's full output (stdout and its ResultRefs) is kept in its own workspace", () => {

@@ -28,7 +28,6 @@ describe('explain', () => {
     ['nonzero_exit', 'nonzero_exit', 3, 'nonzero_exit'],
     ['deny', 'nonzero_exit', 1, 'deny'],
     ['spawn_fail', 'spawn_fail', null, 'spawn_fail'],
-    ['lease_absent', 'lease_absent', null, 'lease_absent'],
   ] as const)('a %s run: the seed-000 entry and its verdict', (kind, failureClass, exitCode, signal) => {
     const s = store();
     const { run } = seedRun(s.db, kind as RunKind, { sessionKey: 'sess', startedAt: T0 });
@@ -217,5 +216,19 @@ describe('explain', () => {
     const doc = readFileSync(join(repoRoot, 'docs/commands/explain.md'), 'utf8');
     const example = /```json\n([\s\S]*?)\n```/.exec(doc)![1]!;
     validate(envelope(JSON.parse(example)));
+  });
+});
+
+describe('a store written before lease_absent was dropped', () => {
+  it('an old lease_absent row explains as a plain failure, never an unknown class', () => {
+    const s = openStore({ home: tempDir() });
+    const { run } = seedRun(s.db, 'spawn_fail', { sessionKey: 'old', startedAt: T0 });
+    // Migration 1's CHECK still allows the value an older comis may have written.
+    s.db.prepare("UPDATE runs SET failure_class = 'lease_absent' WHERE run_id = ?").run(run.runId);
+    const report = explain(s.db, { key: 'old' });
+    validate(envelope(report));
+    expect(report.orchestrate[0]).not.toHaveProperty('failureClass');
+    expect(report.likelyRootCause).toMatchObject({ signal: 'failure', runId: run.runId });
+    s.close();
   });
 });

@@ -119,6 +119,26 @@ describe('fleet', () => {
     s.close();
   });
 
+  it('a deny that needed no capability names the tool or the reason class, never "none"; policy denies are counted apart', () => {
+    const s = store();
+    seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR, calls: [['gateway', 'none', 'deny', 'denied_by_origin'], ['<unknown>', 'none', 'deny', 'unknown_tool'], ['<unknown>', 'none', 'deny', 'unknown_tool']] });
+    seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR + 1, calls: [['grep', 'none', 'deny', 'explicit_deny'], ['grep', 'none', 'deny', 'explicit_deny'], ['write', 'none', 'deny', 'role_coordinator']] });
+    seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR + 2, calls: [['grep', 'none', 'deny', 'explicit_deny']] });
+    const report = fleet(s.db, { now: NOW });
+    validate(envelope(report));
+    const brief = report.findings.filter((f) => f.code !== 'orchestrate_efficiency').map((f) => [f.code, f.subject, f.count, f.data?.runs]);
+    expect(brief).toEqual([
+      ['policy_denied', 'grep', 3, 2],
+      ['capability_denied', 'unknown_tool', 2, 1],
+      ['capability_denied', 'gateway', 1, 1],
+      ['policy_denied', 'write', 1, 1],
+    ]);
+    expect(report.findings.find((f) => f.subject === 'grep')!.detail).toBe('grep denied by tool policy 3 times in 2 runs (mostly explicit_deny).');
+    expect(report.findings.find((f) => f.subject === 'write')!.hint).toMatch(/coordinator/);
+    expect(report.findings.some((f) => f.subject === 'none')).toBe(false);
+    s.close();
+  });
+
   it('resumable and orphaned runs are reported only when durability records them', () => {
     const s = store();
     seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR });

@@ -30,7 +30,7 @@ const denied = (runId: string, startedAt = 1_000, exitCode = 1): RunSignals =>
 
 describe('likelyRootCause', () => {
   it('the rule table is in the documented precedence', () => {
-    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'lease_absent', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure']);
+    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure']);
     expect(ROOT_CAUSE_SIGNALS).toEqual([...ROOT_CAUSE_RULES.map((r) => r.signal), 'none']);
   });
 
@@ -44,7 +44,6 @@ describe('likelyRootCause', () => {
     ['stdout_cap', /stdout hard cap/, /summary/],
     ['nonzero_exit', /exited with code 1/, /stderr tail/],
     ['spawn_fail', /never started its jail/, /comis jail probe/],
-    ['lease_absent', /without a capability lease/, /Re-run/],
   ] as const)('%s: orchestrate_failed naming the failure class', (cls, detail, step) => {
     const v = likelyRootCause([base({ runId: 'r-ok' }), fail('r-bad', cls)]);
     expect(v).toMatchObject({ code: 'orchestrate_failed', signal: cls, runId: 'r-bad', failureClass: cls, affectedRuns: 1 });
@@ -67,12 +66,12 @@ describe('likelyRootCause', () => {
     expect(v.detail).toContain('then exited with code 1');
   });
 
-  it('precedence across runs: spawn_fail > lease_absent > timeout > stdout_cap > deny > nonzero_exit', () => {
-    const runs = [fail('r-n', 'nonzero_exit', 6), denied('r-d', 5), fail('r-s', 'stdout_cap', 4), fail('r-t', 'timeout', 3), fail('r-l', 'lease_absent', 2), fail('r-f', 'spawn_fail', 1)];
+  it('precedence across runs: spawn_fail > timeout > stdout_cap > deny > nonzero_exit', () => {
+    const runs = [fail('r-n', 'nonzero_exit', 6), denied('r-d', 5), fail('r-s', 'stdout_cap', 4), fail('r-t', 'timeout', 3), fail('r-f', 'spawn_fail', 1)];
     const order: string[] = [];
     for (let i = runs.length; i > 0; i--) order.push(likelyRootCause(runs.slice(0, i)).signal);
-    expect(order).toEqual(['spawn_fail', 'lease_absent', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit']);
-    expect(likelyRootCause(runs).affectedRuns).toBe(6);
+    expect(order).toEqual(['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit']);
+    expect(likelyRootCause(runs).affectedRuns).toBe(5);
   });
 
   it('names the newest run of the deciding rule, ties broken by run id', () => {
@@ -96,5 +95,27 @@ describe('likelyRootCause', () => {
 
   it('a failure with no class and exit code null still root-causes, as failure', () => {
     expect(likelyRootCause([base({ outcome: 'failure', exitCode: null })])).toMatchObject({ code: 'orchestrate_failed', signal: 'failure' });
+  });
+});
+
+describe('hints name only what exists', () => {
+  it('a non-zero exit promises no automatic repair (there is none)', () => {
+    const v = likelyRootCause([fail('r-x', 'nonzero_exit')]);
+    expect(v.nextSteps.join(' ')).not.toMatch(/repair/i);
+  });
+
+  it('a policy deny reads as a policy deny, naming the config key, not a capability', () => {
+    const r = base({
+      runId: 'r-p',
+      outcome: 'failure',
+      failureClass: 'nonzero_exit',
+      exitCode: 1,
+      toolCalls: [{ tool: 'grep', capability: 'none', decision: 'deny', count: 2 }],
+      denies: [{ tool: 'grep', capability: 'none', reason: 'explicit_deny', count: 2 }],
+    });
+    const v = likelyRootCause([r]);
+    expect(v).toMatchObject({ signal: 'deny', tool: 'grep', reason: 'explicit_deny' });
+    expect(v.detail).toBe('Run r-p was denied grep by its tool policy (explicit_deny), 2 denied calls, then exited with code 1.');
+    expect(v.nextSteps[0]).toContain('agents.default.skills.toolPolicy.deny');
   });
 });

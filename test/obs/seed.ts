@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { recordRun, foldToolCalls, type AuditRow, type FailureClass, type RunRecord } from '../../src/lib/store/runs.js';
 import type { Database } from '../../src/lib/store/store.js';
 
-export type RunKind = 'success' | 'timeout' | 'stdout_cap' | 'nonzero_exit' | 'deny' | 'spawn_fail' | 'lease_absent';
+export type RunKind = 'success' | 'timeout' | 'stdout_cap' | 'nonzero_exit' | 'deny' | 'spawn_fail';
 
 export type Call = [tool: string, capability: string, decision: 'allow' | 'deny', reason?: AuditRow['reason']];
 
@@ -31,7 +31,6 @@ const KINDS: Record<RunKind, { exitCode: number | null; failureClass?: FailureCl
   // A default agent calling write: denied at the socket (surface off); the script throws on it.
   deny: { exitCode: 1, failureClass: 'nonzero_exit', calls: [['write', 'orch:write', 'deny', 'surface_disabled']], lease: true },
   spawn_fail: { exitCode: null, failureClass: 'spawn_fail', calls: [], lease: true },
-  lease_absent: { exitCode: null, failureClass: 'lease_absent', calls: [], lease: false },
 };
 
 export const newRunId = (): string => `r-${randomBytes(6).toString('hex')}`;

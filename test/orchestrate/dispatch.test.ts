@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { LeaseRegistry } from '../../src/lib/capabilities/lease.js';
 import type { CapRequest } from '../../src/lib/capsocket/server.js';
 import { createDispatcher, type CapabilityAudited } from '../../src/lib/orchestrate/dispatch.js';
+import type { SurfaceDrop } from '../../src/lib/policy/surface.js';
 
-function setup(caps: ('orch:read' | 'orch:web' | 'orch:write')[], write = false) {
+function setup(caps: ('orch:read' | 'orch:web' | 'orch:write')[], write = false, dropped?: ReadonlyMap<string, SurfaceDrop>) {
   const reg = new LeaseRegistry();
   const a = reg.mintAssembly('ag', caps, 60_000);
   const run = reg.mintRun(a.lease, { runId: 'r-1', socketId: 'r-1', ttlMs: 60_000 });
@@ -15,6 +16,7 @@ function setup(caps: ('orch:read' | 'orch:web' | 'orch:write')[], write = false)
     socketId: 'r-1',
     agentId: 'ag',
     surfaces: { write },
+    ...(dropped ? { dropped } : {}),
     tools: { read: (args) => (calls.push(args), { ok: true }), write: () => ({ written: true }) },
     audit: (e) => events.push(e),
   });
@@ -43,6 +45,19 @@ describe('dispatch gate', () => {
     await expect(off.call('write', { path: 'a', content: 'b' })).rejects.toMatchObject({ code: 'surface_disabled', message: expect.stringContaining('autonomy.write: true') });
     const on = setup(['orch:read', 'orch:write'], true);
     await expect(on.call('write', { path: 'a', content: 'b' })).resolves.toEqual({ written: true });
+  });
+
+  it('denies a tool the policy dropped, with capability none and the policy reason, before the tool runs', async () => {
+    const t = setup(['orch:read', 'orch:write'], true, new Map([['read', { why: 'explicit_deny', entry: 'group:fs' }], ['write', { why: 'role_coordinator' }]]));
+    await expect(t.call('read', { path: 'a' })).rejects.toMatchObject({ code: 'policy_denied', message: expect.stringContaining('explicit_deny: "group:fs" in agents.ag.skills.toolPolicy.deny') });
+    await expect(t.call('write', { path: 'a', content: 'b' })).rejects.toMatchObject({ code: 'policy_denied', message: expect.stringContaining('role_coordinator') });
+    expect(t.calls).toEqual([]);
+    expect(t.events.map((e) => [e.tool, e.capability, e.decision, e.reason])).toEqual([
+      ['read', 'none', 'deny', 'explicit_deny'],
+      ['write', 'none', 'deny', 'role_coordinator'],
+    ]);
+    // The control plane stays denied by origin whatever the policy says.
+    await expect(t.call('agents_manage')).rejects.toMatchObject({ code: 'denied_by_origin' });
   });
 
   it('denies the control plane by origin whatever the lease holds', async () => {

@@ -11,8 +11,6 @@ export function defaultAgentConfig(): AgentConfig {
       profile: 'standard',
       role: 'worker',
       write: false,
-      mcp: { allow: [] },
-      durability: { enabled: false, orchestrateResume: false },
       approvals: false,
       limits: { timeoutMs: 60_000, memoryMb: 4096, maxProcesses: 64, fileSizeMb: 256, tmpSizeMb: 64, resultFileMb: 8, resultRunMb: 64, stdoutCapBytes: 4 * 1024 * 1024 },
     },
@@ -20,13 +18,9 @@ export function defaultAgentConfig(): AgentConfig {
       toolPolicy: { profile: 'full', allow: [], deny: [] },
       execSandbox: { enabled: 'always', readOnlyAllowPaths: [] },
     },
-    budget: {},
   };
 }
 
 export function defaultConfig(agentId: string): ComisConfig {
-  return {
-    agents: { [agentId]: defaultAgentConfig() },
-    security: { permission: { enableNodePermissions: false, allowedFsPaths: [], allowedNetHosts: [] } },
-  };
+  return { agents: { [agentId]: defaultAgentConfig() } };
 }

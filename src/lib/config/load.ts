@@ -15,9 +15,8 @@ import type { Document, LineCounter, Node } from 'yaml';
 import type { z } from 'zod';
 
 import { ComisError } from '../errors.js';
-import { registerSecret } from '../obs/output-guard.js';
 import { comisHome, configPath, workspacesDir } from './paths.js';
-import { defaultConfig } from './defaults.js';
+import { defaultAgentConfig, defaultConfig } from './defaults.js';
 import type { AgentConfig, ComisConfig } from './schema.js';
 
 /** Same as schema.ts's pattern; duplicated so resolving an agent loads no schema library. */
@@ -42,6 +41,8 @@ export interface ResolvedAgent {
   id: string;
   config: AgentConfig;
   workspace: string;
+  /** The config file the agent came from (undefined: the embedded default), for messages. */
+  source?: string | undefined;
 }
 
 export const DEFAULT_AGENT_ID = 'default';
@@ -69,13 +70,61 @@ export async function loadConfig(options: { home?: string; file?: string } = {})
   const yaml = await import('yaml');
   const { configSchema } = await import('./schema.js');
   const config = parseConfigText(text, file, { yaml, configSchema });
-  registerConfigSecrets(config);
   return { config, source: file, home };
 }
 
 interface ParserModules {
   yaml: typeof import('yaml');
   configSchema: typeof import('./schema.js').configSchema;
+}
+
+/**
+ * Keys the seeds define that comis does not implement yet. Each is refused at
+ * its file and line with "`<key>` is not supported yet" and why, instead of
+ * being parsed and then ignored (a user who sets one would believe it acts).
+ * `*` matches any agent id. Remove an entry (and add the key to schema.ts
+ * with a test in test/config/key-proofs.test.ts) when the feature lands.
+ */
+export const NOT_SUPPORTED_YET: readonly { path: readonly string[]; why: string }[] = [
+  { path: ['agents', '*', 'autonomy', 'mcp'], why: 'MCP is not implemented yet (issue 15): no server is reachable from comis_tools.mcp, so there is nothing to allow.' },
+  { path: ['agents', '*', 'autonomy', 'durability'], why: 'resumable runs (checkpoint, resume, boot sweep) are not implemented yet.' },
+  { path: ['agents', '*', 'model'], why: 'nothing uses a model yet (no one-shot repair, no summary condensation).' },
+  { path: ['agents', '*', 'budget'], why: 'comis spends no model tokens or money itself, so there is nothing to budget.' },
+  { path: ['security', 'permission'], why: "Node's permission model is not applied to jailed scripts yet (the jail itself is the boundary)." },
+];
+
+/** Finds the refused keys present in the document: one problem per leaf key under a refused prefix. */
+function refusedKeys(doc: Document, lineCounter: LineCounter, file: string, yaml: ParserModules['yaml']): { problems: ConfigProblem[]; paths: string[][] } {
+  const problems: ConfigProblem[] = [];
+  const paths: string[][] = [];
+  const visit = (node: unknown, path: string[], rule: (typeof NOT_SUPPORTED_YET)[number], depth: number): void => {
+    if (depth < rule.path.length) {
+      if (!yaml.isMap(node)) return;
+      for (const item of node.items) {
+        if (!yaml.isPair(item) || !yaml.isScalar(item.key)) continue;
+        const name = String(item.key.value);
+        const want = rule.path[depth]!;
+        if (want !== '*' && want !== name) continue;
+        const next = [...path, name];
+        if (depth === rule.path.length - 1) {
+          paths.push(next);
+          report(item.value, item.key as Node, next, rule);
+        } else visit(item.value, next, rule, depth + 1);
+      }
+    }
+  };
+  const report = (value: unknown, keyNode: Node, path: string[], rule: (typeof NOT_SUPPORTED_YET)[number]): void => {
+    // Name the most specific keys the user wrote (agents.x.autonomy.mcp.allow), each at its own line.
+    if (yaml.isMap(value) && value.items.length > 0) {
+      for (const item of value.items) if (yaml.isPair(item) && yaml.isScalar(item.key)) report(item.value, item.key as Node, [...path, String(item.key.value)], rule);
+      return;
+    }
+    const pos = lineCounter.linePos(keyNode.range?.[0] ?? 0);
+    const key = dottedKey(path);
+    problems.push({ file, line: pos.line, column: pos.col, key, message: `\`${key}\` is not supported yet: ${rule.why} Remove it.` });
+  };
+  for (const rule of NOT_SUPPORTED_YET) visit(doc.contents, [], rule, 0);
+  return { problems, paths };
 }
 
 /** Parses and validates config text; throws CONFIG_INVALID listing every problem. */
@@ -93,12 +142,31 @@ export function parseConfigText(text: string, file: string, modules: ParserModul
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       problems.push({ file, line: 1, column: 1, key: '', message: 'the top level must be a mapping (key: value pairs)' });
     } else {
+      const refused = refusedKeys(doc, lineCounter, file, yaml);
+      problems.push(...refused.problems);
+      // Validate the rest too (so one run reports everything), without the refused keys.
+      for (const path of refused.paths) deleteIn(raw as Record<string, unknown>, path);
       const parsed = configSchema.safeParse(raw, { reportInput: true });
-      if (parsed.success) return parsed.data;
-      for (const issue of parsed.error.issues) problems.push(locateIssue(issue, doc, lineCounter, file, yaml));
+      if (parsed.success && problems.length === 0) return withDefaultAgent(parsed.data);
+      if (!parsed.success) for (const issue of parsed.error.issues) problems.push(locateIssue(issue, doc, lineCounter, file, yaml));
     }
   }
   throw configError(file, problems);
+}
+
+function deleteIn(obj: Record<string, unknown>, path: readonly string[]): void {
+  let at: unknown = obj;
+  for (const part of path.slice(0, -1)) at = at && typeof at === 'object' ? (at as Record<string, unknown>)[part] : undefined;
+  if (at && typeof at === 'object') delete (at as Record<string, unknown>)[path[path.length - 1]!];
+}
+
+/**
+ * A file that defines no agents (empty, only comments, only `security:`)
+ * keeps the embedded agent `default`, as if there were no file.
+ */
+function withDefaultAgent(config: ComisConfig): ComisConfig {
+  if (Object.keys(config.agents).length > 0) return config;
+  return { ...config, agents: { [DEFAULT_AGENT_ID]: defaultAgentConfig() } };
 }
 
 function yamlErrorMessage(code: string, message: string): string {
@@ -180,7 +248,7 @@ function describeIssue(issue: ZodIssue): string {
     case 'invalid_key':
       return 'invalid key: agent ids are lowercase letters, digits, "-" and "_" (at most 64)';
     case 'invalid_union':
-      return 'expected a model name (string) or a model block {baseUrl, name, class}';
+      return 'expected one of the forms docs/config.md gives for this key';
     case 'not_multiple_of':
       return `must be a multiple of ${String(issue.divisor)}`;
     default:
@@ -195,16 +263,6 @@ function typeName(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-function registerConfigSecrets(config: ComisConfig): void {
-  for (const agent of Object.values(config.agents)) {
-    const model = agent.model;
-    if (model && typeof model === 'object') {
-      registerSecret(model.apiKey);
-      if (model.apiKeyEnv) registerSecret(process.env[model.apiKeyEnv]);
-    }
-  }
-}
-
 /**
  * Picks the agent to act as: the explicit id, else `COMIS_AGENT`, else
  * `defaultAgent`, else `default`, else the only agent configured.
@@ -215,14 +273,14 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
   const wanted = requested ?? process.env.COMIS_AGENT ?? config.defaultAgent;
   let id: string | undefined = wanted;
   if (id === undefined) id = config.agents[DEFAULT_AGENT_ID] ? DEFAULT_AGENT_ID : ids.length === 1 ? ids[0] : undefined;
+  const where = loaded.source ?? 'the embedded default config';
   if (id === undefined) {
-    throw new ComisError('AGENT_UNKNOWN', `No agent selected and the config defines ${ids.length} agents (${ids.join(', ')}).`, {
+    throw new ComisError('AGENT_UNKNOWN', `No agent selected and ${where} defines ${ids.length} agents (${ids.join(', ')}).`, {
       hint: 'Pass --agent ID, set COMIS_AGENT, or set defaultAgent in config.yaml.',
     });
   }
   const agent = config.agents[id];
   if (!agent) {
-    const where = loaded.source ?? 'the embedded default config';
     throw new ComisError('AGENT_UNKNOWN', `Unknown agent "${AGENT_ID_PATTERN.test(id) ? id : '(invalid id)'}": ${where} defines ${ids.length ? ids.join(', ') : 'no agents'}.`, {
       hint: 'Use one of the agents listed, or add it under agents: in config.yaml.',
     });
@@ -232,5 +290,5 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
       ? agent.workspace
       : resolve(loaded.home, agent.workspace)
     : join(workspacesDir(loaded.home), id);
-  return { id, config: agent, workspace };
+  return { id, config: agent, workspace, source: loaded.source };
 }

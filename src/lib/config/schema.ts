@@ -6,8 +6,13 @@
  *
  * Config paths follow the seeds' configuration reference:
  * `agents.<id>.autonomy.*`, `agents.<id>.skills.toolPolicy.*`,
- * `agents.<id>.skills.execSandbox.*`, `agents.<id>.budget.*`,
- * `security.permission.*`.
+ * `agents.<id>.skills.execSandbox.*`.
+ *
+ * Honesty rule: every key here has an effect proven by a test (the table in
+ * test/config/key-proofs.test.ts). Keys the seeds define that comis does not
+ * implement yet (`autonomy.mcp`, `autonomy.durability`, `model`, `budget`,
+ * `security.permission`) are not in this schema: the loader refuses them
+ * with "`<key>` is not supported yet" at their file and line (load.ts).
  */
 import { z } from 'zod';
 
@@ -22,7 +27,6 @@ export const TOOL_POLICY_PROFILES = [
   'cron-minimal',
   'heartbeat-minimal',
 ] as const;
-export const MODEL_CLASSES = ['nano', 'small', 'mid', 'frontier'] as const;
 
 /** Agent ids name directories and appear in session keys: keep them boring. */
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -93,53 +97,20 @@ export const jailLimitsSchema = z
   })
   .describe('Resource bounds of the orchestrate jail.');
 
-export const modelSchema = z
-  .strictObject({
-    baseUrl: z.url().describe('OpenAI-compatible chat-completions base URL, e.g. http://127.0.0.1:11434/v1.'),
-    name: z.string().min(1).max(200).describe('Model name sent in each request.'),
-    class: z.enum(MODEL_CLASSES).default('mid').describe('Capability class; one-shot repair is on for nano/small only.'),
-    apiKeyEnv: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
-      .optional()
-      .describe('Name of the environment variable that holds the API key (preferred over apiKey).'),
-    apiKey: z.string().min(1).optional().describe('API key. Prefer apiKeyEnv; a key written here is never printed.'),
-  })
-  .describe('The utility model used for one-shot repair and summary condensation.');
-
 export const autonomySchema = z
   .strictObject({
     profile: z
       .enum(AUTONOMY_PROFILES)
       .default('standard')
-      .describe('How much the agent may do: its capability set. standard and up hold orch:read, orch:web and the floor caps.'),
+      .describe('How much the agent may do: its capability set. assistant holds none and gets no orchestrate; standard (default), unattended and max hold the floor capabilities.'),
     role: z
       .enum(AUTONOMY_ROLES)
       .default('worker')
-      .describe('How the agent spends its own window. coordinator narrows the tool surface; it never widens a capability.'),
+      .describe('How the agent spends its own window. coordinator: its own scripts get read-only tools and a read-only workspace (no write, no message); it never widens a capability.'),
     write: z
       .boolean()
       .default(false)
       .describe('Turns on the typed write surface (comis_tools.write). Off by default: the orchestrate surface is read-only.'),
-    mcp: z
-      .strictObject({
-        allow: z
-          .array(z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_*-]+)?$/, 'expected "server" or "server.tool"'))
-          .default([])
-          .describe('MCP servers (or server.tool pairs) reachable from comis_tools.mcp. Empty: deny by absence.'),
-      })
-      .default({ allow: [] })
-      .describe('Connected MCP tools.'),
-    durability: z
-      .strictObject({
-        enabled: z.boolean().default(false).describe('The durability posture (durable run rows, boot sweep).'),
-        orchestrateResume: z
-          .boolean()
-          .default(false)
-          .describe('Checkpoint/resume for orchestrate runs; a timed-out run leaves a resumable row.'),
-      })
-      .default({ enabled: false, orchestrateResume: false })
-      .describe('Resumable runs (off by default).'),
     approvals: z
       .boolean()
       .default(false)
@@ -150,18 +121,23 @@ export const autonomySchema = z
 
 export const toolPolicySchema = z
   .strictObject({
-    profile: z.enum(TOOL_POLICY_PROFILES).default('full').describe('Agent tool-policy profile; narrow it for untrusted input.'),
-    allow: toolNameList.describe('Additional tools to allow (with group expansion).'),
-    deny: toolNameList.describe('Tools to deny; deny always wins over allow.'),
+    profile: z
+      .string()
+      .min(1)
+      .max(64)
+      .default('full')
+      .describe(`Agent tool-policy profile (${TOOL_POLICY_PROFILES.join(', ')}); an unknown name allows only the allow list. Narrow it for untrusted input.`),
+    allow: toolNameList.describe('Additional tools to allow, by name or group (group:fs, group:read, group:resultref, group:web, group:memory, group:messaging, group:sessions, group:mcp).'),
+    deny: toolNameList.describe('Tools to deny, by name or group; deny always wins over allow.'),
   })
   .describe('Tool policy: profile baseline, then allow additions, then deny removals.');
 
 export const execSandboxSchema = z
   .strictObject({
     enabled: z
-      .enum(['always', 'never'])
+      .enum(['always'])
       .default('always')
-      .describe('OS-level sandbox mode for exec. orchestrate always requires the jail, whatever this says.'),
+      .describe('OS-level sandbox mode. Only "always": orchestrate never runs a script unjailed, so "never" is refused.'),
     readOnlyAllowPaths: z
       .array(z.string().min(1))
       .default([])
@@ -188,10 +164,6 @@ export const agentSchema = z
       .min(1)
       .optional()
       .describe('The agent workspace directory (default $COMIS_HOME/workspaces/<id>). Scripts run here; it persists between runs.'),
-    model: z
-      .union([z.string().min(1).describe('A model name (no repair endpoint configured).'), modelSchema])
-      .optional()
-      .describe('The agent model.'),
     autonomy: autonomySchema.default(autonomySchema.parse({})),
     skills: z
       .strictObject({
@@ -200,13 +172,6 @@ export const agentSchema = z
       })
       .default({ toolPolicy: toolPolicySchema.parse({}), execSandbox: execSandboxSchema.parse({}) })
       .describe('Skills and sandbox settings.'),
-    budget: z
-      .strictObject({
-        maxTokens: z.number().int().positive().optional().describe('Maximum tokens per execution.'),
-        maxCostUsd: z.number().positive().optional().describe('Maximum cost per execution, in USD.'),
-      })
-      .default({})
-      .describe('Spend limits.'),
   })
   .describe('One agent.');
 
@@ -220,20 +185,13 @@ export const configSchema = z
       .describe('The agent used when neither --agent nor COMIS_AGENT is given (default: "default", else the only agent).'),
     agents: z
       .record(z.string().regex(AGENT_ID_PATTERN, 'agent ids are lowercase letters, digits, "-" and "_"'), agentSchema)
-      .default({})
-      .describe('Agents, by id.'),
+      .nullish()
+      .transform((v) => v ?? {})
+      .describe('Agents, by id. A file that defines none keeps the embedded agent "default".'),
     security: z
-      .strictObject({
-        permission: z
-          .strictObject({
-            enableNodePermissions: z.boolean().default(false).describe('Enable the Node.js permission model on covered paths.'),
-            allowedFsPaths: z.array(z.string()).default([]).describe('Allowed file system paths.'),
-            allowedNetHosts: z.array(z.string()).default([]).describe('Allowed network hosts.'),
-          })
-          .default({ enableNodePermissions: false, allowedFsPaths: [], allowedNetHosts: [] }),
-      })
-      .default({ permission: { enableNodePermissions: false, allowedFsPaths: [], allowedNetHosts: [] } })
-      .describe('Security settings.'),
+      .strictObject({})
+      .nullish()
+      .describe('Security settings. security.permission (the Node.js permission model) is not supported yet and is refused.'),
   })
   .describe('comis configuration ($COMIS_HOME/config.yaml).');
 
@@ -243,5 +201,5 @@ export type AutonomyConfig = z.infer<typeof autonomySchema>;
 export type JailLimits = z.infer<typeof jailLimitsSchema>;
 export type AutonomyProfile = (typeof AUTONOMY_PROFILES)[number];
 
-/** Keys whose values are secrets: never echoed, in errors or elsewhere. */
+/** Keys whose values are secrets: never echoed, in errors or elsewhere (model.apiKey is refused, but its value stays unechoed). */
 export const SECRET_KEYS = new Set(['apiKey']);

@@ -23,6 +23,7 @@ import { newId } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { workspacesDir } from '../config/paths.js';
 import { ComisError } from '../errors.js';
+import { assertGetsOrchestrate } from '../policy/surface.js';
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
 import { detectKind } from '../resultref/materialize.js';
 import { CHILD_STATES, type ChildState, type CoordinatorEvent, type PlannedChild, type ResultRefInfo } from './events.js';
@@ -146,6 +147,8 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   const emit = (event: CoordinatorEvent): void => options.onEvent?.(event);
   const started = Date.now();
+  // A lead whose profile gets no orchestrate (assistant) runs no children either: refused before anything runs.
+  assertGetsOrchestrate(lead);
   const leadCaps = PROFILE_CAPABILITIES[lead.config.autonomy.profile];
   const scratch = join(home, 'coordinator', planRunId);
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
@@ -218,7 +221,9 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       rmSync(parentSummary, { force: true });
       writeFileSync(parentSummary, boundSummary(leadContext.join(''), child.summaryMaxChars), { mode: 0o644, flag: 'wx' });
     }
-    const agent: ResolvedAgent = { id: r.agentId, config: lead.config, workspace };
+    // Children do the heavy work the lead may not: they run as workers (the lead's
+    // coordinator role narrows the lead only), under the lead's profile and tool policy.
+    const agent: ResolvedAgent = { id: r.agentId, config: { ...lead.config, autonomy: { ...lead.config.autonomy, role: 'worker' } }, workspace, source: lead.source };
     const teePath = join(scratch, `${child.id}.stdout`);
     const keptResults = join(scratch, `${child.id}.results`);
     rmSync(teePath, { force: true });

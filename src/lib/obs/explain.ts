@@ -17,7 +17,10 @@ import {
   findRun,
   findSession,
   newestSessions,
+  isPolicyDeny,
   sessionRuns,
+  type DenyReason,
+  type DenyTally,
   type RunRow,
   type SessionRow,
 } from '../store/obs-queries.js';
@@ -40,6 +43,11 @@ export interface ExplainRunEntry {
   exitCode: number | null;
   failureClass?: FailureClass;
   toolCalls: ToolCallTally[];
+  /**
+   * Calls the agent's tool policy or role denied (the capability was held),
+   * apart from capability denies; present only when there were any.
+   */
+  policyDenies?: { tool: string; reason: DenyReason; count: number }[];
   /** Present only when the run materialized ResultRefs. */
   resultRefs?: { count: number; bytes: number };
   /** Present only when the run materialized ResultRefs and recorded an estimate. */
@@ -99,7 +107,7 @@ function iso(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
 }
 
-function toEntry(run: RunRow, toolCalls: ToolCallTally[]): ExplainRunEntry {
+function toEntry(run: RunRow, toolCalls: ToolCallTally[], denies: readonly DenyTally[]): ExplainRunEntry {
   const outcome = run.outcome ?? (run.exitCode === 0 && !run.failureClass ? 'success' : 'failure');
   const entry: ExplainRunEntry = {
     runId: run.runId,
@@ -111,6 +119,8 @@ function toEntry(run: RunRow, toolCalls: ToolCallTally[]): ExplainRunEntry {
     toolCalls,
   };
   if (outcome === 'failure' && run.failureClass) entry.failureClass = run.failureClass;
+  const policy = denies.filter((d) => isPolicyDeny(d.reason)).map(({ tool, reason, count }) => ({ tool, reason, count }));
+  if (policy.length > 0) entry.policyDenies = policy;
   if (run.resultRefCount > 0) {
     entry.resultRefs = { count: run.resultRefCount, bytes: run.resultRefBytes };
     if (run.estSavedTokens !== null) {
@@ -169,7 +179,7 @@ function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow
   const entries: ExplainRunEntry[] = [];
   const signals = runs.map((run) => {
     const a = audit.get(run.runId) ?? { toolCalls: [], denies: [] };
-    entries.push(toEntry(run, a.toolCalls));
+    entries.push(toEntry(run, a.toolCalls, a.denies));
     return {
       runId: run.runId,
       agentId: run.agentId,

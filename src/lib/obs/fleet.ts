@@ -12,6 +12,7 @@
  */
 import { ComisError } from '../errors.js';
 import {
+  deniedByPolicy,
   deniedCapabilities,
   durableRunCounts,
   windowRunStats,
@@ -25,13 +26,17 @@ import type { Database } from '../store/store.js';
 export const FINDING_SEVERITIES = ['error', 'warning', 'info'] as const;
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 
-export const FINDING_CODES = ['orchestrate_failed', 'capability_denied', 'runs_orphaned', 'runs_resumable', 'orchestrate_efficiency'] as const;
+export const FINDING_CODES = ['orchestrate_failed', 'capability_denied', 'policy_denied', 'runs_orphaned', 'runs_resumable', 'orchestrate_efficiency'] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
 export interface FleetFinding {
   code: FindingCode;
   severity: FindingSeverity;
-  /** What the finding is about: a failure class or a capability. */
+  /**
+   * What the finding is about: a failure class, a capability, or (for a deny
+   * that needed no capability: the control plane, an unknown tool) the tool
+   * or the reason class; for policy_denied the tool.
+   */
   subject?: string;
   count: number;
   detail: string;
@@ -92,7 +97,6 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 const FAILURE_TEXT: Record<FailureClass, { what: string; hint: string }> = {
   spawn_fail: { what: 'never started a jail', hint: 'Run `comis jail probe`; then `comis explain <runId>` on one of them.' },
-  lease_absent: { what: 'reached the jail without a capability lease', hint: 'Report it with $COMIS_HOME/logs/comis.log; `comis explain <runId>` names the runs.' },
   timeout: { what: 'ran past the wall-clock timeout', hint: 'Raise --timeout-ms or autonomy.limits.timeoutMs, or split the work; `comis explain <sessionKey>` shows which.' },
   stdout_cap: { what: 'printed past the stdout hard cap', hint: 'Scripts should print summaries and keep large data in ResultRefs.' },
   nonzero_exit: { what: 'exited non-zero', hint: '`comis explain <sessionKey>` pins each one to its run; re-run a script to see its stderr tail.' },
@@ -103,6 +107,9 @@ const DENY_HINT: Record<DenyReason, string> = {
   surface_disabled: 'Scripts call a surface that is off (e.g. autonomy.write): turn it on for the agent, or drop the call.',
   denied_by_origin: 'Scripts try the administrative control plane, which is never reachable from a jail: review those scripts.',
   unknown_tool: 'Scripts call tools that do not exist: check them against comis_tools.describe().',
+  explicit_deny: 'The agent\'s skills.toolPolicy.deny removes the tool: drop the call, or change the deny list.',
+  not_in_profile: 'The tool is not in the agent\'s skills.toolPolicy.profile or allow list: add it to allow, or drop the call.',
+  role_coordinator: 'A coordinator (autonomy.role) has no write, message or other mutating tool: delegate that work to a child (`comis run`).',
   other: 'See `comis explain <sessionKey>` for the runs that were denied.',
 };
 
@@ -150,6 +157,21 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
       detail:
         `${d.capability} denied ${plural(d.events, 'time')} in ${plural(d.runs, 'run')}, mostly on ${d.topTool} (${d.topReason})` +
         (i === list.length - 1 && total > list.length ? `; ${total - list.length} more capabilities not listed.` : '.'),
+      hint: DENY_HINT[d.topReason],
+      data: { events: d.events, runs: d.runs },
+    }));
+  },
+  function policyDenied(db, { since, until }) {
+    // Tool-policy and role denies, apart from capability denies: the capability was held.
+    const { list, total } = deniedByPolicy(db, since, until, TOP_DENIED);
+    return list.map((d, i) => ({
+      code: 'policy_denied',
+      severity: 'warning',
+      subject: d.capability,
+      count: d.events,
+      detail:
+        `${d.capability} denied by tool policy ${plural(d.events, 'time')} in ${plural(d.runs, 'run')} (mostly ${d.topReason})` +
+        (i === list.length - 1 && total > list.length ? `; ${total - list.length} more tools not listed.` : '.'),
       hint: DENY_HINT[d.topReason],
       data: { events: d.events, runs: d.runs },
     }));

@@ -37,7 +37,15 @@ function table(header: string[], rows: string[][]): string[] {
 
 function tools(entry: ExplainRunEntry): string {
   if (entry.toolCalls.length === 0) return '-';
-  return entry.toolCalls.map((t) => `${t.tool}×${t.count}${t.decision === 'deny' ? ` DENIED ${t.capability}` : ''}`).join(', ');
+  // A policy deny (capability "none", the tool listed in policyDenies) reads apart from a capability deny.
+  const policy = new Map((entry.policyDenies ?? []).map((d) => [d.tool, d.reason]));
+  return entry.toolCalls
+    .map((t) => {
+      if (t.decision !== 'deny') return `${t.tool}×${t.count}`;
+      const why = t.capability === 'none' ? policy.get(t.tool) : undefined;
+      return why ? `${t.tool}×${t.count} DENIED BY POLICY (${why})` : `${t.tool}×${t.count} DENIED ${t.capability}`;
+    })
+    .join(', ');
 }
 
 function refs(entry: ExplainRunEntry): string {

@@ -7,14 +7,14 @@
  * no randomness.
  *
  * Precedence, highest first (docs/commands/explain.md):
- *   spawn_fail > lease_absent > timeout > stdout_cap > deny > nonzero_exit > failure > none
+ *   spawn_fail > timeout > stdout_cap > deny > nonzero_exit > failure > none
  * A jail that never started explains everything after it; a deny explains
  * the non-zero exit of a script that threw on it.
  */
 import type { FailureClass, ToolCallTally } from '../store/runs.js';
-import type { DenyReason, DenyTally } from '../store/obs-queries.js';
+import { isPolicyDeny, type DenyReason, type DenyTally } from '../store/obs-queries.js';
 
-export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'lease_absent', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure', 'none'] as const;
+export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure', 'none'] as const;
 export type RootCauseSignal = (typeof ROOT_CAUSE_SIGNALS)[number];
 
 /** What the rules look at: ids, counts and closed enums of one run. */
@@ -72,6 +72,12 @@ function denySteps(deny: DenyTally, agentId: string): string[] {
       return ['The administrative control plane is never reachable from a jailed script: remove the call.'];
     case 'unknown_tool':
       return ['The script called a tool that is not on the capability surface: call only the tools comis_tools.describe() lists.'];
+    case 'explicit_deny':
+      return [`The tool policy of agent "${agentId}" denies ${deny.tool} (agents.${agentId}.skills.toolPolicy.deny): remove the call, or the deny entry.`];
+    case 'not_in_profile':
+      return [`${deny.tool} is not in the tool-policy profile of agent "${agentId}": add it to agents.${agentId}.skills.toolPolicy.allow, or remove the call.`];
+    case 'role_coordinator':
+      return [`Agent "${agentId}" is a coordinator (autonomy.role), whose own scripts have no write, message or other mutating tool: run that work as a child with \`comis run\`.`];
     default:
       return [`Check why ${deny.capability} was denied for agent "${agentId}" (profile and surfaces in config.yaml).`];
   }
@@ -89,14 +95,6 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
     explain: (r) => ({
       detail: `Run ${r.runId} never started its jail (spawn_fail)${ms(r)}.`,
       nextSteps: ['Run `comis jail probe` to check bubblewrap and the script interpreter.', LOG_STEP],
-    }),
-  },
-  {
-    signal: 'lease_absent',
-    matches: (r) => failed(r, 'lease_absent'),
-    explain: (r) => ({
-      detail: `Run ${r.runId} reached the jail without a capability lease (lease_absent).`,
-      nextSteps: ['Re-run the script: every run mints its own lease.', `If it recurs, report it with the log file. ${LOG_STEP}`],
     }),
   },
   {
@@ -127,11 +125,12 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
         reason: 'other',
       };
       const total = r.denies.reduce((n, d) => n + d.count, 0) || first.count;
-      const others = [...new Set(r.denies.map((d) => d.capability))].filter((c) => c !== first.capability);
+      const others = [...new Set(r.denies.map((d) => (isPolicyDeny(d.reason) ? `${d.tool} (policy)` : d.capability)))].filter((c) => c !== first.capability && c !== `${first.tool} (policy)`);
       const also = others.length > 0 ? `; also denied: ${others.join(', ')}` : '';
       const exit = r.exitCode !== null && r.exitCode !== 0 ? `, then exited with code ${r.exitCode}` : '';
+      const what = isPolicyDeny(first.reason) ? `${first.tool} by its tool policy` : `${first.capability} on ${first.tool}`;
       return {
-        detail: `Run ${r.runId} was denied ${first.capability} on ${first.tool} (${first.reason}), ${total} denied call${total === 1 ? '' : 's'}${also}${exit}.`,
+        detail: `Run ${r.runId} was denied ${what} (${first.reason}), ${total} denied call${total === 1 ? '' : 's'}${also}${exit}.`,
         nextSteps: denySteps(first, r.agentId),
       };
     },
@@ -143,7 +142,6 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
       detail: `Run ${r.runId} exited with code ${r.exitCode ?? 'unknown'} (nonzero_exit)${ms(r)}.`,
       nextSteps: [
         'Re-run the script with `comis orchestrate` to see the stderr tail it prints on failure (explain keeps no stderr: it is content-free).',
-        'Small models get one automatic repair; a repaired-then-failed run shows the original error.',
       ],
     }),
   },

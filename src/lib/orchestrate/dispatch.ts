@@ -3,14 +3,16 @@
  * authenticate the bearer against the leases valid on this socket, then
  * decide from the ONE tool table — deny-by-origin for the control plane,
  * deny-by-absence for unknown tools, deny when the lease lacks the
- * capability or the surface toggle is off — and only then validate params
- * and run the tool. Every decision on an authenticated call emits one
+ * capability or the surface toggle is off, deny when the agent's tool
+ * policy or role dropped the tool — and only then validate params and run
+ * the tool. Every decision on an authenticated call emits one
  * content-free `capability:audited` event keyed by the run's leaseId.
  */
 import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
 import { findToolEntry, isControlPlaneTool } from '../capabilities/tool-table.js';
 import { CapCallError, type CapHandler } from '../capsocket/server.js';
+import { describeDrop, type SurfaceDrop } from '../policy/surface.js';
 
 export type AuditDecision = 'allow' | 'deny';
 
@@ -22,8 +24,12 @@ export interface CapabilityAudited {
   tool: string;
   capability: Capability | 'none';
   decision: AuditDecision;
-  /** Why a deny happened (a closed set), absent on allow. */
-  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled';
+  /**
+   * Why a deny happened (a closed set), absent on allow. The last three are
+   * policy denies (tool policy or role), recorded with capability `none`:
+   * the capability was held, the agent's policy took the tool away.
+   */
+  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled' | 'explicit_deny' | 'not_in_profile' | 'role_coordinator';
   at: number;
 }
 
@@ -36,6 +42,8 @@ export interface DispatchOptions {
   tools: Readonly<Record<string, ToolImpl>>;
   /** Surface toggles of the agent. */
   surfaces: { write: boolean };
+  /** Tools the agent's tool policy or role dropped (agentSurface().dropped). */
+  dropped?: ReadonlyMap<string, SurfaceDrop>;
   agentId: string;
   audit: (event: CapabilityAudited) => void;
   /** Called for a request whose bearer is not a live lease on this socket (content-free). */
@@ -79,6 +87,11 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
     if (!spec) {
       audit('none', 'deny', 'unknown_tool');
       throw new CapCallError('unknown_tool', 'no such tool on the capability surface');
+    }
+    const drop = options.dropped?.get(spec.name);
+    if (drop) {
+      audit('none', 'deny', drop.why);
+      throw new CapCallError('policy_denied', `${spec.name} is denied by the tool policy of agent "${options.agentId}" (${describeDrop(options.agentId, spec.name, drop)})`);
     }
     if (!lease.caps.includes(spec.capability)) {
       audit(spec.capability, 'deny', 'capability_missing');

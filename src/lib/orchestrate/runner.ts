@@ -21,6 +21,7 @@ import { CapCallError, listenCapSocket, type CapSocket } from '../capsocket/serv
 import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import { logRunEvent } from '../obs/logger.js';
+import { agentSurface, assertGetsOrchestrate, describeDrop } from '../policy/surface.js';
 import { redactSecrets } from '../obs/output-guard.js';
 import type { SliceQueryRunner } from '../resultref/duckdb/run-slice-query.js';
 import { createResultStore, estimateSavings, liveRef } from '../resultref/materialize.js';
@@ -109,15 +110,20 @@ const SDK_NAMES = ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comi
 /**
  * Puts the SDK into the run directory: the copy pre-generated at build
  * (dist/sdk, byte-identical to `comis sdk emit`), else emitted on the spot.
+ * An agent whose tool policy or role drops tools gets its own SDK, emitted
+ * from the table without them, so describe() and the types never offer a
+ * tool the socket would deny by policy.
  */
-async function installSdk(dir: string): Promise<void> {
+async function installSdk(dir: string, tools?: readonly string[]): Promise<void> {
   const prebuilt = new URL('../../sdk/', import.meta.url);
-  if (SDK_NAMES.every((n) => existsSync(new URL(n, prebuilt)))) {
+  if (!tools && SDK_NAMES.every((n) => existsSync(new URL(n, prebuilt)))) {
     for (const n of SDK_NAMES) copyFileSync(new URL(n, prebuilt), join(dir, n));
     return;
   }
   const { emitSdk } = await import('../sdk/emit.js');
-  for (const [name, content] of emitSdk('all')) writeFileSync(join(dir, name), content, { mode: 0o644 });
+  const { TOOL_MAP } = await import('../capabilities/tool-map.js');
+  const table = tools ? TOOL_MAP.filter((t) => tools.includes(t.name)) : TOOL_MAP;
+  for (const [name, content] of emitSdk('all', table)) writeFileSync(join(dir, name), content, { mode: 0o644 });
 }
 
 /** What a finished run yields: the caller-facing result, and the content-free record to store. */
@@ -136,6 +142,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const mark = options.mark ?? (() => undefined);
   const limits = options.agent.config.autonomy.limits;
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(100, options.timeoutMs ?? limits.timeoutMs));
+  // 0. A profile without orchestrate (assistant) is refused before anything else runs.
+  assertGetsOrchestrate(options.agent);
+  const surface = agentSurface(options.agent);
   const jail = await import('../jail/spawn.js');
 
   // 1. Refuse before anything else if there is no working jail: never run unjailed.
@@ -164,6 +173,16 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   mark('preflight');
   const profileCaps = PROFILE_CAPABILITIES[options.agent.config.autonomy.profile];
   const agentCaps = options.requestedCaps ? profileCaps.filter((c) => options.requestedCaps!.includes(c)) : [...profileCaps];
+  // Tool policy and role first: they name the config entry that took the tool away.
+  const policyDenied = footprint.tools.filter((t) => surface.dropped.has(t));
+  if (policyDenied.length > 0) {
+    const first = policyDenied[0]!;
+    const drop = surface.dropped.get(first)!;
+    throw new ComisError('CAPABILITY_DENIED', `The script calls comis_tools.${first}, which the tool policy of agent "${options.agent.id}" denies (${describeDrop(options.agent.id, first, drop)}).`, {
+      hint: `Nothing was run. Change agents.${options.agent.id}.skills.toolPolicy (or autonomy.role) in ${options.agent.source ?? 'config.yaml'}, or remove the call.`,
+      details: { missingCapabilities: [], policyDenied: policyDenied.map((t) => ({ tool: t, ...surface.dropped.get(t)! })) },
+    });
+  }
   const missing = footprint.capabilities.filter((c) => !agentCaps.includes(c));
   if (missing.length > 0) {
     const tools = footprint.tools.filter((t) => missing.includes(t === 'mcp' ? 'orch:mcp' : findToolEntry(t)!.capability));
@@ -172,7 +191,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       details: { missingCapabilities: missing, tools },
     });
   }
-  if (footprint.tools.includes('write') && !options.agent.config.autonomy.write) {
+  if (footprint.tools.includes('write') && !surface.write) {
     throw new ComisError('CAPABILITY_DENIED', `The script calls comis_tools.write, but the write surface of agent "${options.agent.id}" is off.`, {
       hint: `Nothing was run. Set agents.${options.agent.id}.autonomy.write: true in config.yaml to turn it on.`,
       details: { missingCapabilities: [], surface: 'write' },
@@ -198,6 +217,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry.
   const root = process.getuid?.() === 0;
   const { workspaceReal, hostUid, readOnlyMounts } = await prepareAgentJail(options.agent, options.home);
+  // bwrap cannot create the results/ mount point inside a read-only workspace bind.
+  if (surface.role === 'coordinator') mkdirSync(join(workspaceReal, 'results'), { recursive: true, mode: 0o755 });
   const runDir = join(tmpdir(), `comis-run-${runId}`);
   const sdkDir = join(runDir, 'sdk');
   const resultsDir = join(runDir, 'results');
@@ -205,7 +226,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   mkdirSync(writesDir, { recursive: true, mode: 0o755 });
   chmodSync(runDir, 0o711);
   mkdirSync(sdkDir, { mode: 0o755 });
-  await installSdk(sdkDir);
+  await installSdk(sdkDir, surface.dropped.size > 0 ? surface.tools : undefined);
   writeFileSync(join(sdkDir, prepared.fileName), prepared.code, { mode: 0o644 });
   const sockDir = join(runDir, 'sock');
 
@@ -254,7 +275,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         registry,
         socketId: runId,
         agentId: options.agent.id,
-        surfaces: { write: options.agent.config.autonomy.write },
+        surfaces: { write: surface.write },
+        dropped: surface.dropped,
         tools: {
           read: (args) => readTool(ctx, args as ReadArgs),
           grep: (args) => grepTool(ctx, args as GrepArgs),
@@ -306,7 +328,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       mounts: [
         ...interpreter.mounts,
         ...readOnlyMounts,
-        { kind: 'rw', source: workspaceReal, target: JAIL_WORKSPACE },
+        // A coordinator's own scripts mutate nothing: its workspace is read-only (heavy work goes to children).
+        { kind: surface.role === 'coordinator' ? 'ro' : 'rw', source: workspaceReal, target: JAIL_WORKSPACE },
         { kind: 'ro', source: resultsDir, target: `${JAIL_WORKSPACE}/results` },
         { kind: 'ro', source: sdkDir, target: JAIL_RUN_DIR },
         { kind: 'socket', source: socket.path, target: JAIL_SOCKET },

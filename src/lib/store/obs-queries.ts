@@ -15,8 +15,13 @@ import type { Database } from './store.js';
 import { FAILURE_CLASSES, type FailureClass, type ToolCallTally } from './runs.js';
 
 /** Why a call was denied: the closed set the dispatcher records. */
-export const DENY_REASONS = ['capability_missing', 'denied_by_origin', 'unknown_tool', 'surface_disabled'] as const;
+export const DENY_REASONS = ['capability_missing', 'denied_by_origin', 'unknown_tool', 'surface_disabled', 'explicit_deny', 'not_in_profile', 'role_coordinator'] as const;
 export type DenyReason = (typeof DENY_REASONS)[number] | 'other';
+/** The deny reasons that come from the agent's tool policy or role, not from a capability. */
+export const POLICY_DENY_REASONS: readonly DenyReason[] = ['explicit_deny', 'not_in_profile', 'role_coordinator'];
+export function isPolicyDeny(reason: DenyReason): boolean {
+  return POLICY_DENY_REASONS.includes(reason);
+}
 
 const NAME_PATTERN = /^[A-Za-z0-9_.:*<>-]{1,96}$/;
 // Session keys are chosen by the caller (`--session`), so any printable text up to 200 characters.
@@ -302,6 +307,30 @@ export interface DeniedCapability {
  * `audit_deny_at`, migration 3, which holds only denies).
  */
 export function deniedCapabilities(db: Database, since: number, until: number, limit: number): { list: DeniedCapability[]; total: number } {
+  return deniedBy(db, since, until, limit, 'capability');
+}
+
+/**
+ * Tools most often denied by tool policy or role in the window (reasons
+ * explicit_deny, not_in_profile, role_coordinator), the same shape keyed by
+ * tool (`capability` holds the tool name).
+ */
+export function deniedByPolicy(db: Database, since: number, until: number, limit: number): { list: DeniedCapability[]; total: number } {
+  return deniedBy(db, since, until, limit, 'policy');
+}
+
+/**
+ * The subject of a deny row: for a capability deny its capability, or, when
+ * no capability was involved (`none`: the control plane, an unknown tool),
+ * the tool, else the reason class; for a policy deny the tool.
+ */
+function denySubject(kind: 'capability' | 'policy', capability: string, tool: string, reason: DenyReason): string {
+  if (kind === 'policy') return tool;
+  if (capability !== 'none') return capability;
+  return tool !== '<unknown>' && tool !== '<invalid>' ? tool : reason;
+}
+
+function deniedBy(db: Database, since: number, until: number, limit: number, kind: 'capability' | 'policy'): { list: DeniedCapability[]; total: number } {
   const rows = db
     .prepare(
       `SELECT capability, tool, reason, COUNT(*) AS n FROM audit_events
@@ -309,26 +338,35 @@ export function deniedCapabilities(db: Database, since: number, until: number, l
        GROUP BY capability, tool, reason`,
     )
     .all(since, until) as { capability: string; tool: string; reason: string | null; n: number }[];
-  const runsPerCap = db
-    .prepare(
-      `SELECT capability, COUNT(DISTINCT run_id) AS runs FROM audit_events
-       WHERE decision = 'deny' AND at >= ? AND at <= ? GROUP BY capability`,
-    )
-    .all(since, until) as { capability: string; runs: number }[];
-  const byCap = new Map<string, { events: number; runs: number; reasons: Map<string, number>; tools: Map<string, number> }>();
-  for (const r of runsPerCap) byCap.set(safeName(r.capability), { events: 0, runs: r.runs, reasons: new Map(), tools: new Map() });
+  // Distinct runs: per capability for capability subjects; per tool for the rest, whose
+  // rows all carry capability "none" (policy denies, the control plane, unknown tools).
+  const runsPerCap = new Map(
+    (db.prepare(`SELECT capability, COUNT(DISTINCT run_id) AS runs FROM audit_events WHERE decision = 'deny' AND at >= ? AND at <= ? GROUP BY capability`).all(since, until) as { capability: string; runs: number }[]).map((r) => [safeName(r.capability), r.runs]),
+  );
+  const runsPerNoneTool = new Map(
+    (db
+      .prepare(`SELECT tool, COUNT(DISTINCT run_id) AS runs FROM audit_events WHERE decision = 'deny' AND at >= ? AND at <= ? AND capability = 'none' GROUP BY tool`)
+      .all(since, until) as { tool: string; runs: number }[]).map((r) => [safeName(r.tool), r.runs]),
+  );
+  const bySubject = new Map<string, { events: number; runs: number; reasons: Map<string, number>; tools: Map<string, number> }>();
   for (const r of rows) {
-    const cap = safeName(r.capability);
-    const entry = byCap.get(cap) ?? { events: 0, runs: 0, reasons: new Map(), tools: new Map() };
-    byCap.set(cap, entry);
-    entry.events += r.n;
     const reason = safeReason(r.reason);
-    entry.reasons.set(reason, (entry.reasons.get(reason) ?? 0) + r.n);
+    if (isPolicyDeny(reason) !== (kind === 'policy')) continue;
     const tool = safeName(r.tool);
+    const capability = safeName(r.capability);
+    const subject = denySubject(kind, capability, tool, reason);
+    const entry = bySubject.get(subject) ?? { events: 0, runs: 0, reasons: new Map(), tools: new Map() };
+    if (!bySubject.has(subject)) {
+      bySubject.set(subject, entry);
+      entry.runs = capability !== 'none' ? (runsPerCap.get(capability) ?? 0) : 0;
+    }
+    if (capability === 'none') entry.runs = Math.max(entry.runs, runsPerNoneTool.get(tool) ?? 0);
+    entry.events += r.n;
+    entry.reasons.set(reason, (entry.reasons.get(reason) ?? 0) + r.n);
     entry.tools.set(tool, (entry.tools.get(tool) ?? 0) + r.n);
   }
   const top = (m: Map<string, number>): string => [...m].sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))[0]?.[0] ?? 'other';
-  const list = [...byCap]
+  const list = [...bySubject]
     .map(([capability, e]) => ({ capability, events: e.events, runs: e.runs, topReason: top(e.reasons) as DenyReason, topTool: top(e.tools) }))
     .sort((a, b) => b.events - a.events || compareText(a.capability, b.capability));
   return { list: list.slice(0, limit), total: list.length };

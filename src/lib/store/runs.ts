@@ -5,7 +5,15 @@
  */
 import type { Database } from './store.js';
 
-export const FAILURE_CLASSES = ['timeout', 'stdout_cap', 'nonzero_exit', 'spawn_fail', 'lease_absent'] as const;
+/**
+ * The closed failure-class enum. Seed 000 also names `lease_absent` (the run
+ * reached the jail with no capability lease); locally it cannot occur: the
+ * runner mints the run's lease in-process before it builds the jail, a mint
+ * failure throws before any spawn, the bearer is handed to the jail at spawn,
+ * and the lease outlives the deadline kill (see docs/commands/explain.md).
+ * Old stores may hold it (migration 1's CHECK allows it); reads fold it away.
+ */
+export const FAILURE_CLASSES = ['timeout', 'stdout_cap', 'nonzero_exit', 'spawn_fail'] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 export interface ToolCallTally {

@@ -1,0 +1,129 @@
+/**
+ * The honesty rule, enforced: every key of config.yaml (walked from the
+ * published JSON Schema, docs/config.schema.json, which the build generates
+ * from the zod schema) has a test that proves its effect, listed below, or
+ * the loader refuses it (load.ts NOT_SUPPORTED_YET, proven in
+ * refused.test.ts). A new key with neither fails this test, so a key cannot
+ * be documented-but-dead again.
+ *
+ * To add a key: one line in KEY_PROOFS, `'<dotted key, * for an agent id>':
+ * ['<test file>', '<test title, or a unique part of it>']`.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { NOT_SUPPORTED_YET } from '../../src/lib/config/load.js';
+import { renderConfigJsonSchema } from '../../src/lib/config/json-schema.js';
+import { repoRoot } from '../helpers/cli.js';
+
+export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> = {
+  $schema: ['test/config/key-proofs.test.ts', 'a config with $schema loads'],
+  defaultAgent: ['test/e2e/config-keys.test.ts', 'defaultAgent and workspace'],
+  'agents.*.workspace': ['test/e2e/config-keys.test.ts', 'defaultAgent and workspace'],
+  'agents.*.autonomy.profile': ['test/e2e/orchestrate.test.ts', 'an assistant agent gets no orchestrate'],
+  'agents.*.autonomy.role': ['test/e2e/policy.test.ts', 'cannot call write even with autonomy.write: true'],
+  'agents.*.autonomy.write': ['test/e2e/orchestrate.test.ts', 'the write surface is off by default and on with autonomy.write'],
+  'agents.*.autonomy.approvals': ['test/e2e/orchestrate.test.ts', 'approvals: refused without a TTY unless --yes'],
+  'agents.*.autonomy.limits.timeoutMs': ['test/e2e/config-keys.test.ts', 'timeoutMs and stdoutCapBytes'],
+  'agents.*.autonomy.limits.stdoutCapBytes': ['test/e2e/config-keys.test.ts', 'timeoutMs and stdoutCapBytes'],
+  'agents.*.autonomy.limits.memoryMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
+  'agents.*.autonomy.limits.fileSizeMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
+  'agents.*.autonomy.limits.tmpSizeMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
+  'agents.*.autonomy.limits.maxProcesses': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
+  'agents.*.autonomy.limits.resultFileMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
+  'agents.*.autonomy.limits.resultRunMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
+  'agents.*.skills.toolPolicy.profile': ['test/e2e/policy.test.ts', 'pre-flight: minimal with deny [grep, write]'],
+  'agents.*.skills.toolPolicy.allow': ['test/policy/tool-policy.test.ts', 'allow adds, with group expansion'],
+  'agents.*.skills.toolPolicy.deny': ['test/e2e/policy.test.ts', 'socket: a dynamically named denied call'],
+  'agents.*.skills.execSandbox.enabled': ['test/config/refused.test.ts', 'refuses execSandbox.enabled: never'],
+  'agents.*.skills.execSandbox.readOnlyAllowPaths': ['test/security/workspace-screen.test.ts', 'a listed directory is readable in the jail at the same path and not writable'],
+  'agents.*.skills.execSandbox.jailUidRange.min': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
+  'agents.*.skills.execSandbox.jailUidRange.max': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
+};
+
+type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };
+
+/** Dotted leaf keys of the schema; a record (agents) contributes `*`. */
+function leafKeys(node: JsonSchema, prefix: string[] = []): string[] {
+  const out: string[] = [];
+  const variants = node.anyOf ?? [node];
+  for (const v of variants) {
+    if (v.properties) for (const [k, child] of Object.entries(v.properties)) {
+      const path = [...prefix, k];
+      const nested = leafKeys(child, path);
+      const isContainer = (child.anyOf ?? [child]).some((c) => c.type === 'object');
+      if (nested.length > 0) out.push(...nested);
+      else if (!isContainer) out.push(path.join('.'));
+    }
+    if (v.additionalProperties && typeof v.additionalProperties === 'object') out.push(...leafKeys(v.additionalProperties, [...prefix, '*']));
+  }
+  return [...new Set(out)];
+}
+
+const published = JSON.parse(readFileSync(join(repoRoot, 'docs', 'config.schema.json'), 'utf8')) as JsonSchema;
+
+describe('every config key has a proof of effect, or is refused', () => {
+  it('the published schema is the one the zod schema generates', () => {
+    expect(readFileSync(join(repoRoot, 'docs', 'config.schema.json'), 'utf8')).toBe(renderConfigJsonSchema());
+  });
+
+  it('every key of the schema has an entry in KEY_PROOFS, and every entry is a key of the schema', () => {
+    const keys = leafKeys(published).sort();
+    expect(keys.length).toBeGreaterThan(15);
+    const unproven = keys.filter((k) => !(k in KEY_PROOFS));
+    expect(unproven, 'keys with no proof of effect: add a test and a KEY_PROOFS line, or refuse the key in load.ts').toEqual([]);
+    expect(Object.keys(KEY_PROOFS).filter((k) => !keys.includes(k))).toEqual([]);
+  });
+
+  it('each proof names a test that exists', () => {
+    for (const [key, [file, title]] of Object.entries(KEY_PROOFS)) {
+      const text = readFileSync(join(repoRoot, file), 'utf8');
+      // it('title…'), it.skipIf(cond)(`title…`), it.each(...)("title…") all count.
+      const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const declared = new RegExp(`\\bit(?:\\.\\w+\\([^)]*\\))?\\(\\s*['"\`]${escaped}`);
+      expect(declared.test(text), `${key}: no test "${title}" in ${file}`).toBe(true);
+    }
+  });
+
+  it('refused keys are not in the schema, and each has a refusal test', () => {
+    const keys = leafKeys(published);
+    const refusedTests = readFileSync(join(repoRoot, 'test', 'config', 'refused.test.ts'), 'utf8');
+    for (const rule of NOT_SUPPORTED_YET) {
+      const prefix = rule.path.join('.');
+      expect(keys.filter((k) => k === prefix || k.startsWith(`${prefix}.`)), prefix).toEqual([]);
+      const sample = rule.path.slice(rule.path[0] === 'agents' ? 2 : 0).join('.');
+      expect(refusedTests, `no refusal test for ${prefix}`).toContain(`'${sample}`);
+    }
+  });
+
+  it('every key in docs/config.md\'s example is a key of the schema (the docs document no dead key)', () => {
+    const docs = readFileSync(join(repoRoot, 'docs', 'config.md'), 'utf8');
+    const block = docs.slice(docs.indexOf('```yaml') + 7, docs.indexOf('```', docs.indexOf('```yaml') + 7));
+    const keys = new Set(leafKeys(published));
+    const stack: { indent: number; key: string }[] = [];
+    const found: string[] = [];
+    for (const line of block.split('\n')) {
+      const m = /^(\s*)([A-Za-z$][\w$-]*):(.*)$/.exec(line);
+      if (!m) continue;
+      const indent = m[1]!.length;
+      while (stack.length > 0 && stack.at(-1)!.indent >= indent) stack.pop();
+      const parent = stack.map((s) => s.key);
+      const key = parent[0] === 'agents' && parent.length === 1 ? '*' : m[2]!;
+      stack.push({ indent, key });
+      const value = m[3]!.replace(/#.*$/, '').trim();
+      if (value !== '') found.push([...parent, key].join('.'));
+    }
+    expect(found.length).toBeGreaterThan(15);
+    expect(found.filter((k) => !keys.has(k))).toEqual([]);
+  });
+
+  it('a config with $schema loads', async () => {
+    const yaml = await import('yaml');
+    const { configSchema } = await import('../../src/lib/config/schema.js');
+    const { parseConfigText } = await import('../../src/lib/config/load.js');
+    const config = parseConfigText('$schema: ./config.schema.json\nagents:\n  a: {}\n', 'c.yaml', { yaml, configSchema });
+    expect(config.$schema).toBe('./config.schema.json');
+  });
+});
