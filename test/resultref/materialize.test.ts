@@ -75,9 +75,9 @@ describe('ResultRef materialization', () => {
     const ws = realpathSync(tempDir());
     writeFileSync(join(ws, 'data.jsonl'), Array.from({ length: 1000 }, (_, i) => JSON.stringify({ id: i, note: 'TODO item' })).join('\n') + '\n');
     const s = store();
-    const ctx = { runId: 'r', agentId: 'a', workspaceReal: ws, jailWorkspace: '/workspace', writesDir: join(ws, 'w'), maxReadBytes: 1 << 20, budget: s.budget, results: s };
-    expect(readTool(ctx, { path: 'data.jsonl' })).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 1000 });
-    expect(readTool(ctx, { path: 'data.jsonl', limit: 2 })).toMatchObject({ lines: 2 });
+    const ctx = { runId: 'r', agentId: 'a', workspaceReal: ws, jail: { uid: process.getuid!(), gid: process.getgid!() }, jailWorkspace: '/workspace', writesDir: join(ws, 'w'), maxReadBytes: 1 << 20, budget: s.budget, results: s };
+    expect(await readTool(ctx, { path: 'data.jsonl' })).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 1000 });
+    expect(await readTool(ctx, { path: 'data.jsonl', limit: 2 })).toMatchObject({ lines: 2 });
     expect(await grepTool(ctx, { pattern: 'TODO', maxMatches: 5000 })).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 1000 });
   });
 });

@@ -231,6 +231,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     runId,
     agentId: options.agent.id,
     workspaceReal,
+    jail: { uid: hostUid, gid: root ? hostUid : (process.getgid?.() ?? hostUid) },
     jailWorkspace: JAIL_WORKSPACE,
     writesDir,
     maxReadBytes: limits.resultFileMb * 1024 * 1024,
