@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import type { ToolContext } from '../../src/lib/tools/context.js';
-import { globToRegExpSource, grepTool } from '../../src/lib/tools/grep.js';
+import { globToRegExpSource, grepTool, grepWorkerPeak, MAX_GREP_WORKERS } from '../../src/lib/tools/grep.js';
 import { readTool } from '../../src/lib/tools/read.js';
 import { writeTool } from '../../src/lib/tools/write.js';
 import { tempDir } from '../helpers/temp.js';
@@ -150,6 +150,15 @@ describe('grep', () => {
     await expect(grepTool(ctx, { pattern: '^(a+)+$' }, { timeoutMs: 500, maxFiles: 10, maxFileBytes: 1e6, maxTotalBytes: 1e6 })).rejects.toMatchObject({ code: 'timeout' });
     clearInterval(ticker);
     expect(ticks).toBeGreaterThan(5); // the event loop kept running
+  });
+
+  it('runs at most MAX_GREP_WORKERS workers at once, however many greps are asked for together', async () => {
+    const ctx = context();
+    for (let i = 0; i < 20; i++) writeFileSync(join(ctx.workspaceReal, `f${i}.txt`), `needle ${i}\n`.repeat(200));
+    const all = await Promise.all(Array.from({ length: 12 }, () => grepTool(ctx, { pattern: 'needle' }) as Promise<{ matches: unknown[] }>));
+    // Positive control: every grep really searched.
+    for (const r of all) expect(r.matches).toHaveLength(500);
+    expect(grepWorkerPeak()).toBe(MAX_GREP_WORKERS);
   });
 
   it('reports an invalid regex clearly', async () => {

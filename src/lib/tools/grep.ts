@@ -73,11 +73,18 @@ export function globToRegExpSource(glob: string): string {
 /** Grep workers running at once in this process: more wait their turn (each may hold a file of maxFileBytes and a regex's heap). */
 export const MAX_GREP_WORKERS = 2;
 let running = 0;
+let peakRunning = 0;
 const waiting: (() => void)[] = [];
+
+/** How many grep workers ran at once at most in this process (for tests and benchmarks). */
+export function grepWorkerPeak(): number {
+  return peakRunning;
+}
 
 async function acquireWorkerSlot(): Promise<() => void> {
   if (running >= MAX_GREP_WORKERS) await new Promise<void>((r) => waiting.push(r));
   running++;
+  peakRunning = Math.max(peakRunning, running);
   let released = false;
   return () => {
     if (released) return;
