@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { createResultStore, detectKind, estimateSavings, liveRef, materializeFd, maybeMaterializeValue, previewOf } from '../../src/lib/resultref/materialize.js';
+import { createResultStore, detectKind, estimateSavings, liveRef, materializeFd, materializeFdAsync, maybeMaterializeValue, previewOf } from '../../src/lib/resultref/materialize.js';
 import { readTool } from '../../src/lib/tools/read.js';
 import { grepTool } from '../../src/lib/tools/grep.js';
 import { tempDir } from '../helpers/temp.js';
@@ -53,6 +53,28 @@ describe('ResultRef materialization', () => {
     const ref = materializeFd(s, fd, 'big.csv');
     closeSync(fd);
     expect(ref).toMatchObject({ kind: 'csv', rows: 50_000, schema: ['id', 'price'] });
+  });
+
+  it('copies a file asynchronously; refuses one over the caps before copying, and concurrent copies cannot overrun the budget', async () => {
+    const src = join(tempDir(), 'data.txt');
+    writeFileSync(src, 'line\n'.repeat(20_000)); // 100,000 bytes
+    const fd = openSync(src, 'r');
+    try {
+      const s = store({ remaining: 1_000_000 });
+      expect(await materializeFdAsync(s, fd, 100_000, 'data.txt')).toMatchObject({ type: 'ResultRef', kind: 'text', bytes: 100_000 });
+      // The payload and one entry are charged.
+      expect(s.budget.remainingBytes).toBe(1_000_000 - 100_000 - 4096);
+      const small = store({ remaining: 250_000 });
+      const results = await Promise.allSettled([0, 1, 2].map(() => materializeFdAsync(small, fd, 100_000, 'data.txt')));
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+      expect(small.budget.remainingBytes).toBeGreaterThanOrEqual(0);
+      const tiny = store({ remaining: 50_000 });
+      await expect(materializeFdAsync(tiny, fd, 100_000, 'data.txt')).rejects.toMatchObject({ code: 'result_too_large' });
+      expect(readdirSync(tiny.dir)).toEqual([]);
+      expect(tiny.budget.remainingBytes).toBe(50_000);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('detects kinds and cuts previews on a UTF-8 boundary', () => {
