@@ -55,6 +55,31 @@ describe('read', () => {
     expect(last).toMatchObject({ content: line(29_999), lines: 1, truncated: false, totalLines: 30_000 });
   });
 
+  it('limit 1 of an 8 MiB file reads one chunk, and 120 of them leave the event loop running', async () => {
+    const ctx = context();
+    ctx.maxReadBytes = 8 * 1024 * 1024;
+    writeFileSync(join(ctx.workspaceReal, 'big.txt'), Buffer.alloc(8 * 1024 * 1024, 'abcdefghijklmnopqrstuvwxyz0123456789\n'));
+    // Bytes this process read through syscalls: the kernel's count, not a timer.
+    const rchar = (): number => Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+    let turns = 0;
+    let spinning = true;
+    const spin = (): void => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const before = rchar();
+    const all = await Promise.all(Array.from({ length: 120 }, () => readTool(ctx, { path: 'big.txt', limit: 1 }) as Promise<{ content: string; truncated: boolean }>));
+    const read = rchar() - before;
+    spinning = false;
+    // Positive control: each call really answered from the big file.
+    for (const r of all) expect(r).toMatchObject({ content: 'abcdefghijklmnopqrstuvwxyz0123456789', truncated: true });
+    // 120 x 64 KiB is 7.5 MiB; reading the files whole would be 960 MiB.
+    expect(read).toBeLessThan(120 * 1024 * 1024);
+    // The loop got turns while the reads were in flight (a synchronous read would leave it none).
+    expect(turns).toBeGreaterThan(1);
+  });
+
   it('refuses .. and absolute paths outside; a symlink is answered like a missing path', async () => {
     const ctx = context();
     symlinkSync(join(ctx.outside, 'secret.txt'), join(ctx.workspaceReal, 'link.txt'));
