@@ -189,7 +189,9 @@ console.log('grep', g.matches.length);`;
     const ctx = context();
     const results = join(ctx.writesDir, '..');
     symlinkSync(ctx.outside, join(ctx.writesDir, 'lnk'));
+    symlinkSync(join(ctx.outside, 'secret.txt'), join(ctx.writesDir, 'filelink'));
     writeFileSync(join(ctx.writesDir, 'plain'), 'x');
+    const budget = ctx.budget.remainingBytes;
     const attempts: [string, string][] = [
       ['../escape.txt', 'path_outside'],
       ['a/../../escape.txt', 'path_outside'],
@@ -198,6 +200,7 @@ console.log('grep', g.matches.length);`;
       ['lnk/pwned.txt', 'not_found'],
       ['lnk/deep/pwned.txt', 'not_found'],
       ['plain/under/file.txt', 'path_outside'],
+      ['filelink', 'not_found'],
     ];
     for (const [path, code] of attempts) {
       expect(() => writeTool(ctx, { path, content: 'pwned' }), path).toThrow(expect.objectContaining({ code }));
@@ -205,7 +208,9 @@ console.log('grep', g.matches.length);`;
     // Nothing was created anywhere: not beside writes/, not through the link, not the first directories of a refused path.
     expect(readdirSync(results).sort()).toEqual(['writes']);
     expect(readdirSync(ctx.outside)).toEqual(['secret.txt']);
-    expect(readdirSync(ctx.writesDir).sort()).toEqual(['lnk', 'plain']);
+    expect(readdirSync(ctx.writesDir).sort()).toEqual(['filelink', 'lnk', 'plain']);
+    // Refused before anything was charged, too.
+    expect(ctx.budget.remainingBytes).toBe(budget);
     expect(readFileSync(join(ctx.outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET-HOST-FILE\n');
     // Positive control: a plain write in the same area works.
     expect(writeTool(ctx, { path: 'ok/file.txt', content: 'fine' })).toEqual({ path: 'results/writes/ok/file.txt', bytes: 4 });

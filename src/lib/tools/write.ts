@@ -13,10 +13,10 @@
  * it creates is charged to the run's results budget (one block each) and
  * the depth is capped: empty writes cannot mint directories for free.
  */
-import { closeSync, fstatSync, ftruncateSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, lstatSync, writeSync } from 'node:fs';
 
 import { CapCallError } from '../capsocket/server.js';
-import { createFile, ENTRY_COST_BYTES, lookup, makeDir, MAX_PATH_DEPTH, openFileForWrite, openRoot, type Handle } from '../confine/index.js';
+import { createFile, ENTRY_COST_BYTES, lookup, makeDir, MAX_PATH_DEPTH, openFileForWrite, openRoot, procPath, type Handle } from '../confine/index.js';
 import type { ToolContext } from './context.js';
 
 const FORBIDDEN_ROOTS = new Set(['skills', '.learned-skills', 'memory', 'config', '.comis']);
@@ -51,9 +51,24 @@ export function writeTool(ctx: ToolContext, args: WriteArgs): unknown {
     // 1. Walk what exists, creating nothing.
     let dir = root;
     let i = 0;
+    // lookup() answers a link like a missing name; here a missing name will be created, so tell them apart first.
+    const absent = (name: string): boolean => {
+      try {
+        lstatSync(procPath(dir.fd, name));
+      } catch {
+        return true;
+      }
+      return false;
+    };
+    const refuseLink = (upTo: number): never => {
+      throw new CapCallError('not_found', `no such file or directory: results/writes/${parts.slice(0, upTo + 1).join('/')}`);
+    };
     for (; i < parts.length - 1; i++) {
       const next = lookup(dir.fd, parts[i]!);
-      if (!next) break;
+      if (!next) {
+        if (!absent(parts[i]!)) refuseLink(i);
+        break;
+      }
       const h = { ...next, rel: parts.slice(0, i + 1).join('/') };
       handles.push(h);
       if (!h.stat.isDirectory()) throw new CapCallError('path_outside', `results/writes/${h.rel} is not a directory`);
@@ -62,6 +77,7 @@ export function writeTool(ctx: ToolContext, args: WriteArgs): unknown {
     let existing: Handle | undefined;
     if (i === parts.length - 1) {
       const last = lookup(dir.fd, parts[i]!);
+      if (!last && !absent(parts[i]!)) refuseLink(i);
       if (last) {
         existing = { ...last, rel: parts.join('/') };
         handles.push(existing);
@@ -80,7 +96,13 @@ export function writeTool(ctx: ToolContext, args: WriteArgs): unknown {
       dir = makeDir(dir, parts[i]!, 0o755);
       handles.push(dir);
     }
-    const fd = existing ? openFileForWrite(existing) : createFile(dir, parts[parts.length - 1]!, 0o644);
+    let fd: number;
+    try {
+      fd = existing ? openFileForWrite(existing) : createFile(dir, parts[parts.length - 1]!, 0o644);
+    } catch (err) {
+      if (err instanceof CapCallError) throw err;
+      throw new CapCallError('io_error', `cannot write results/writes/${parts.join('/')} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
     try {
       const st = fstatSync(fd);
       if (!st.isFile() || st.nlink !== 1) throw new CapCallError('path_outside', 'refusing to write through a link');
