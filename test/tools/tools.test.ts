@@ -8,6 +8,7 @@ import type { ToolContext } from '../../src/lib/tools/context.js';
 import { globToRegExpSource, grepTool, grepWorkerPeak, MAX_GREP_WORKERS } from '../../src/lib/tools/grep.js';
 import { readTool } from '../../src/lib/tools/read.js';
 import { writeTool } from '../../src/lib/tools/write.js';
+import { splitConfined } from '../../src/lib/confine/index.js';
 import { tempDir } from '../helpers/temp.js';
 
 function context(): ToolContext & { outside: string } {
@@ -135,6 +136,21 @@ describe('read', () => {
     }
     racer.kill();
     expect(inside + refused).toBeGreaterThan(50);
+  });
+});
+
+describe('confine: script paths to components', () => {
+  it('is lexical: jail-absolute paths, "." and inner ".." fold; escapes, NUL and depth are refused', () => {
+    expect(splitConfined('a/./b//c', '/workspace')).toEqual(['a', 'b', 'c']);
+    expect(splitConfined('/workspace/a/b', '/workspace')).toEqual(['a', 'b']);
+    expect(splitConfined('/workspace', '/workspace')).toEqual([]);
+    expect(splitConfined('a/b/../c', '/workspace')).toEqual(['a', 'c']);
+    expect(() => splitConfined('/workspace/../etc', '/workspace')).toThrow(expect.objectContaining({ code: 'path_outside' }));
+    expect(() => splitConfined('/workspacex/a', '/workspace')).toThrow(expect.objectContaining({ code: 'path_outside' }));
+    expect(() => splitConfined('a/../../b', '/workspace')).toThrow(expect.objectContaining({ code: 'path_outside' }));
+    expect(() => splitConfined('a\0b', '/workspace')).toThrow(expect.objectContaining({ code: 'invalid_path' }));
+    expect(() => splitConfined(Array.from({ length: 33 }, () => 'd').join('/'), '/workspace')).toThrow(expect.objectContaining({ code: 'too_deep' }));
+    expect(splitConfined(Array.from({ length: 32 }, () => 'd').join('/'), '/workspace')).toHaveLength(32);
   });
 });
 

@@ -137,7 +137,7 @@ export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLim
     worker = new Worker(spec.source, {
       eval: spec.eval,
       workerData: { rootReal: ctx.workspaceReal, startParts, who: ctx.jail, source, flags, globSource, maxMatches: args.maxMatches ?? 500, limits },
-      resourceLimits: { maxOldGenerationSizeMb: 256 },
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
     });
   } catch (err) {
     release();
