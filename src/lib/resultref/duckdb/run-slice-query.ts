@@ -26,7 +26,7 @@
 import { closeSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 
 import { listDir, lookup, openRoot, procPath, type Handle } from '../../confine/index.js';
 import { ComisError } from '../../errors.js';
