@@ -224,4 +224,15 @@ describe('capability socket', () => {
     expect(calls).toBe(total);
     c.sock.destroy();
   });
+
+  it('a half-closed client gets replies to every frame it sent, also those held back while calls waited', async () => {
+    const s = await server(async (req) => {
+      await new Promise((r) => setTimeout(r, 2));
+      return req.method;
+    }, { maxRunningPerSocket: 2 });
+    const c = await connect(s.path);
+    c.sock.end(Array.from({ length: 30 }, (_, i) => `{"id":${i},"method":"m${i}"}\n`).join(''));
+    await c.closed;
+    expect(c.lines.map((l) => JSON.parse(l).result)).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
+  });
 });

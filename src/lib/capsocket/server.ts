@@ -182,6 +182,9 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
   let badFrames = 0;
   let alive = true;
   let paused = false;
+  // Bytes received and not parsed yet. While the connection holds (a call waits for a slot, or replies
+  // are unread) frames stay here unparsed and the socket is paused, so this is at most one read's worth.
+  let input: Buffer = Buffer.alloc(0);
 
   // Read only while nothing of ours waits for a slot and the jail keeps up with its replies.
   const holding = (): boolean => waiting > 0 || socket.writableLength > limits.maxPendingReplyBytes;
@@ -219,9 +222,10 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
     alive = false;
     socket.end();
   };
+  // A half-closed client still gets the replies to everything it sent (also frames held unparsed), then the connection ends.
+  const settledAfterEnd = (): boolean => socket.readableEnded && inFlight === 0 && input.indexOf(0x0a) === -1;
   socket.on('end', () => {
-    // A half-closed client still gets the replies to what it sent, then the connection ends.
-    if (inFlight === 0) finish();
+    if (settledAfterEnd()) finish();
   });
 
   const onFrame = (frame: Buffer): void => {
@@ -261,8 +265,8 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
       const done = (): void => {
         release();
         inFlight--;
-        if (inFlight === 0 && socket.readableEnded) finish();
         flow();
+        if (alive && settledAfterEnd()) finish();
       };
       // The connection died while this call waited: nobody will read the reply.
       if (!alive || socket.destroyed) return done();
@@ -279,9 +283,6 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
     flow();
   };
 
-  // Bytes received and not parsed yet. While the connection holds (a call waits for a slot, or replies
-  // are unread) frames stay here unparsed and the socket is paused, so this is at most one read's worth.
-  let input: Buffer = Buffer.alloc(0);
   let pumping = false;
   function pump(): void {
     if (pumping) return;
@@ -303,6 +304,7 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
       pumping = false;
     }
     flow();
+    if (alive && settledAfterEnd()) finish();
   }
   socket.on('data', (data: Buffer) => {
     input = input.length === 0 ? data : Buffer.concat([input, data]);
