@@ -172,4 +172,67 @@ describe('capability socket', () => {
     expect(JSON.parse(ok.lines[0]!).ok).toBe(true);
     ok.sock.destroy();
   });
+
+  it('runs at most maxRunningPerSocket calls at once across connections; the rest wait and all complete', async () => {
+    let running = 0;
+    let peak = 0;
+    const s = await server(async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return 'ok';
+    }, { maxRunningPerSocket: 3 });
+    const a = await connect(s.path);
+    const b = await connect(s.path);
+    const frames = (n: number): string => Array.from({ length: n }, (_, i) => `{"id":${i},"method":"m"}\n`).join('');
+    a.sock.write(frames(60));
+    b.sock.write(frames(60));
+    await until(() => a.lines.length === 60 && b.lines.length === 60);
+    expect(peak).toBe(3);
+    expect(s.stats.peakRunning).toBe(3);
+    expect(s.stats.pauses).toBeGreaterThan(0);
+    expect(a.lines.every((l) => JSON.parse(l).ok === true)).toBe(true);
+    a.sock.destroy();
+    b.sock.destroy();
+  });
+
+  it('stops reading requests from a client that does not read its replies, and resumes when it does', async () => {
+    let calls = 0;
+    const reply = 'r'.repeat(64 * 1024);
+    const s = await server(async () => {
+      calls++;
+      return reply;
+    });
+    const c = await connect(s.path);
+    c.sock.pause(); // the jail that never reads
+    const total = 400;
+    c.sock.write(Array.from({ length: total }, (_, i) => `{"id":${i},"method":"m"}\n`).join(''));
+    // Let the server work as far as it will.
+    let last = -1;
+    await until(() => {
+      const settled = calls === last;
+      last = calls;
+      return settled && calls > 0;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    // 1 MiB of unsent replies is 16 of these, plus what the kernel buffers: far below all 400 (25 MiB).
+    expect(calls).toBeLessThan(100);
+    expect(s.stats.pauses).toBeGreaterThan(0);
+    c.sock.resume();
+    await until(() => c.lines.length === total, 20_000);
+    expect(calls).toBe(total);
+    c.sock.destroy();
+  });
+
+  it('a half-closed client gets replies to every frame it sent, also those held back while calls waited', async () => {
+    const s = await server(async (req) => {
+      await new Promise((r) => setTimeout(r, 2));
+      return req.method;
+    }, { maxRunningPerSocket: 2 });
+    const c = await connect(s.path);
+    c.sock.end(Array.from({ length: 30 }, (_, i) => `{"id":${i},"method":"m${i}"}\n`).join(''));
+    await c.closed;
+    expect(c.lines.map((l) => JSON.parse(l).result)).toEqual(Array.from({ length: 30 }, (_, i) => `m${i}`));
+  });
 });

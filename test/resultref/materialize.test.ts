@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { createResultStore, detectKind, estimateSavings, liveRef, materializeFd, maybeMaterializeValue, previewOf } from '../../src/lib/resultref/materialize.js';
+import { createResultStore, detectKind, estimateSavings, liveRef, materializeFd, materializeFdAsync, maybeMaterializeValue, previewOf } from '../../src/lib/resultref/materialize.js';
 import { readTool } from '../../src/lib/tools/read.js';
 import { grepTool } from '../../src/lib/tools/grep.js';
 import { tempDir } from '../helpers/temp.js';
@@ -55,6 +55,28 @@ describe('ResultRef materialization', () => {
     expect(ref).toMatchObject({ kind: 'csv', rows: 50_000, schema: ['id', 'price'] });
   });
 
+  it('copies a file asynchronously; refuses one over the caps before copying, and concurrent copies cannot overrun the budget', async () => {
+    const src = join(tempDir(), 'data.txt');
+    writeFileSync(src, 'line\n'.repeat(20_000)); // 100,000 bytes
+    const fd = openSync(src, 'r');
+    try {
+      const s = store({ remaining: 1_000_000 });
+      expect(await materializeFdAsync(s, fd, 100_000, 'data.txt')).toMatchObject({ type: 'ResultRef', kind: 'text', bytes: 100_000 });
+      // The payload and one entry are charged.
+      expect(s.budget.remainingBytes).toBe(1_000_000 - 100_000 - 4096);
+      const small = store({ remaining: 250_000 });
+      const results = await Promise.allSettled([0, 1, 2].map(() => materializeFdAsync(small, fd, 100_000, 'data.txt')));
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+      expect(small.budget.remainingBytes).toBeGreaterThanOrEqual(0);
+      const tiny = store({ remaining: 50_000 });
+      await expect(materializeFdAsync(tiny, fd, 100_000, 'data.txt')).rejects.toMatchObject({ code: 'result_too_large' });
+      expect(readdirSync(tiny.dir)).toEqual([]);
+      expect(tiny.budget.remainingBytes).toBe(50_000);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it('detects kinds and cuts previews on a UTF-8 boundary', () => {
     expect(detectKind('{"a":1}\n{"a":2}\n')).toBe('jsonl');
     expect(detectKind('{\n  "a": 1\n}')).toBe('json');
@@ -86,9 +108,9 @@ describe('ResultRef materialization', () => {
     const ws = realpathSync(tempDir());
     writeFileSync(join(ws, 'data.jsonl'), Array.from({ length: 1000 }, (_, i) => JSON.stringify({ id: i, note: 'TODO item' })).join('\n') + '\n');
     const s = store();
-    const ctx = { runId: 'r', agentId: 'a', workspaceReal: ws, jailWorkspace: '/workspace', writesDir: join(ws, 'w'), maxReadBytes: 1 << 20, budget: s.budget, results: s };
-    expect(readTool(ctx, { path: 'data.jsonl' })).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 1000 });
-    expect(readTool(ctx, { path: 'data.jsonl', limit: 2 })).toMatchObject({ lines: 2 });
+    const ctx = { runId: 'r', agentId: 'a', workspaceReal: ws, jail: { uid: process.getuid!(), gid: process.getgid!() }, jailWorkspace: '/workspace', writesDir: join(ws, 'w'), maxReadBytes: 1 << 20, budget: s.budget, results: s };
+    expect(await readTool(ctx, { path: 'data.jsonl' })).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 1000 });
+    expect(await readTool(ctx, { path: 'data.jsonl', limit: 2 })).toMatchObject({ lines: 2 });
     expect(await grepTool(ctx, { pattern: 'TODO', maxMatches: 5000 })).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 1000 });
   });
 });

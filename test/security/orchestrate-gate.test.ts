@@ -67,7 +67,7 @@ describe('capability gate under attack', () => {
     ]);
     expect(res.stdout).not.toContain('HOST-SECRET-VALUE');
     expect(res.stdout).not.toContain('root:');
-    expect(res.stdout).toBe('a.txt path_outside\np.txt path_outside\ndir/host-secret.txt path_outside\n../x path_outside\n/etc/shadow path_outside\ngrep 0\n');
+    expect(res.stdout).toBe('a.txt not_found\np.txt not_found\ndir/host-secret.txt not_found\n../x path_outside\n/etc/shadow path_outside\ngrep 0\n');
   });
 
   it('garbage, oversized and half-open frames from the jail do not crash or stall the runner', () => {
@@ -85,7 +85,17 @@ describe('capability gate under attack', () => {
     const h = makeHome('agents:\n  default: {}\n  other: {}\n');
     writeFileSync(join(h.workspace('other'), 'private.txt'), 'OTHER-AGENT-PRIVATE\n');
     h.run(['orchestrate', h.script('warm.mjs', "console.log('x')")]);
-    const res = h.run(['orchestrate', h.script('peek.mjs', `import { readFileSync, readdirSync } from 'node:fs';\nfor (const p of [${JSON.stringify(join(h.home, 'config.yaml'))}, ${JSON.stringify(join(h.home, 'comis.db'))}, ${JSON.stringify(join(h.home, 'workspaces/other/private.txt'))}, '../other/private.txt', '/etc/shadow', '/root/.bashrc']) {\n  try { readFileSync(p); console.log(p, 'READABLE'); } catch (e) { console.log(e.code); }\n}\nconsole.log(readdirSync('/').sort().join(','));`)]);
+    const probes = [join(h.home, 'config.yaml'), join(h.home, 'comis.db'), join(h.home, 'workspaces/other/private.txt'), '../other/private.txt', '/etc/shadow', '/root/.bashrc'];
+    // Each probe prints its own line, READABLE or the errno; the listing of / comes last. A script that
+    // throws before (or between) the probes misses lines, and the exact expectation below fails.
+    const res = h.run(['orchestrate', h.script('peek.mjs', `import { readFileSync, readdirSync } from 'node:fs';\nconst probes = ${JSON.stringify(probes)};\nfor (const [i, p] of probes.entries()) {\n  try { readFileSync(p); console.log('probe', i, 'READABLE'); } catch (e) { console.log('probe', i, e.code); }\n}\nconsole.log('root', readdirSync('/').sort().join(','));\nconsole.log('DONE');`)]);
+    expect(res.stderr).toBe('');
+    const lines = res.stdout.trim().split('\n');
+    expect(lines).toHaveLength(probes.length + 2);
+    probes.forEach((_, i) => expect(lines[i], probes[i]).toBe(`probe ${i} ENOENT`));
+    expect(lines[probes.length]).toMatch(/^root .*\bworkspace\b/);
+    expect(lines[probes.length]).not.toMatch(/\broot\b.*\broot\b/); // no /root in the jail
+    expect(lines[probes.length + 1]).toBe('DONE');
     expect(res.stdout).not.toContain('READABLE');
     expect(res.stdout).not.toContain('OTHER-AGENT-PRIVATE');
     expect(existsSync(join(h.home, 'config.yaml'))).toBe(true);

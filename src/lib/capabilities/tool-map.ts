@@ -57,7 +57,7 @@ export const readSlice = z
     content: z.string().describe('The requested lines, joined with "\\n".'),
     offset: z.number().int().describe('First line returned, 0-based.'),
     lines: z.number().int().describe('Number of lines returned.'),
-    totalLines: z.number().int().describe('Number of lines in the file.'),
+    totalLines: z.number().int().optional().describe('Number of lines in the file; absent for a file over 1 MiB when the slice ended before the end (read stops once it has its lines).'),
     bytes: z.number().int().describe('Size of the file in bytes.'),
     truncated: z.boolean().describe('True when lines remain after this slice.'),
   })

@@ -11,6 +11,14 @@
  * JSON gets an error reply (and a closed connection after repeated abuse);
  * half-open and idle connections are closed after an idle timeout; the number
  * of connections and of calls in flight is bounded.
+ *
+ * Host memory stays flat whatever the jail sends: at most
+ * `maxRunningPerSocket` calls run at once on a socket (one socket per run);
+ * further requests wait, and while a connection has a request waiting its
+ * reading is paused (the jail's writes then block in the kernel). Replies the
+ * jail does not read are bounded too: once a connection's unsent reply bytes
+ * pass `maxPendingReplyBytes`, its requests are no longer read until the
+ * jail drains them.
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -48,8 +56,12 @@ export interface CapSocketLimits {
   idleTimeoutMs: number;
   /** Connections open at once (default 32). */
   maxConnections: number;
-  /** Calls in flight per connection (default 128). */
+  /** Calls in flight (running or waiting) per connection; more get `busy` (default 128). */
   maxInFlight: number;
+  /** Calls running at once on the whole socket, i.e. per run; more wait (default 8). */
+  maxRunningPerSocket: number;
+  /** Unsent reply bytes on a connection past which its requests are no longer read (default 1 MiB). */
+  maxPendingReplyBytes: number;
   /** Malformed frames tolerated per connection before it is closed (default 8). */
   maxBadFrames: number;
 }
@@ -59,12 +71,18 @@ export const DEFAULT_CAP_SOCKET_LIMITS: CapSocketLimits = {
   idleTimeoutMs: 120_000,
   maxConnections: 32,
   maxInFlight: 128,
+  maxRunningPerSocket: 8,
+  maxPendingReplyBytes: 1024 * 1024,
   maxBadFrames: 8,
 };
 
 export interface CapSocketStats {
   connections: number;
   requests: number;
+  /** Most calls that ever ran at once on this socket. */
+  peakRunning: number;
+  /** Times a connection's reading was paused (a call waiting, or replies unread). */
+  pauses: number;
   badFrames: number;
   oversizedFrames: number;
 }
@@ -89,7 +107,8 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   chmodSync(options.dir, 0o700);
   const path = join(options.dir, 'cap.sock');
-  const stats: CapSocketStats = { connections: 0, requests: 0, badFrames: 0, oversizedFrames: 0 };
+  const stats: CapSocketStats = { connections: 0, requests: 0, peakRunning: 0, pauses: 0, badFrames: 0, oversizedFrames: 0 };
+  const slots = new Slots(limits.maxRunningPerSocket, stats);
   const open = new Set<Socket>();
   const server: Server = createServer({ allowHalfOpen: true }, (socket) => {
     if (open.size >= limits.maxConnections) {
@@ -100,7 +119,7 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
     open.add(socket);
     stats.connections++;
     socket.on('close', () => open.delete(socket));
-    serveConnection(socket, options.handler, limits, stats);
+    serveConnection(socket, options.handler, limits, stats, slots);
   });
   server.maxConnections = limits.maxConnections + 1;
   await new Promise<void>((resolve, reject) => {
@@ -131,16 +150,63 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
   };
 }
 
-function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketLimits, stats: CapSocketStats): void {
-  let chunks: Buffer[] = [];
-  let buffered = 0;
+/** The socket-wide bound on running calls: a FIFO of waiting starts. */
+class Slots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(
+    private readonly max: number,
+    private readonly stats: CapSocketStats,
+  ) {}
+  /** Runs `start` now or when a slot frees; `start` must call the release it gets exactly once. */
+  take(start: (release: () => void) => void): void {
+    const go = (): void => {
+      this.running++;
+      this.stats.peakRunning = Math.max(this.stats.peakRunning, this.running);
+      let done = false;
+      start(() => {
+        if (done) return;
+        done = true;
+        this.running--;
+        this.waiting.shift()?.();
+      });
+    };
+    if (this.running < this.max) go();
+    else this.waiting.push(go);
+  }
+}
+
+function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketLimits, stats: CapSocketStats, slots: Slots): void {
   let inFlight = 0;
+  let waiting = 0;
   let badFrames = 0;
   let alive = true;
+  let paused = false;
+  // Bytes received and not parsed yet. While the connection holds (a call waits for a slot, or replies
+  // are unread) frames stay here unparsed and the socket is paused, so this is at most one read's worth.
+  let input: Buffer = Buffer.alloc(0);
+
+  // Read only while nothing of ours waits for a slot and the jail keeps up with its replies.
+  const holding = (): boolean => waiting > 0 || socket.writableLength > limits.maxPendingReplyBytes;
+  const flow = (): void => {
+    if (!alive || socket.destroyed) return;
+    const hold = holding();
+    if (hold && !paused) {
+      paused = true;
+      stats.pauses++;
+      socket.pause();
+    } else if (!hold && paused) {
+      paused = false;
+      socket.resume();
+      pump(); // frames that arrived before the pause
+    }
+  };
+  socket.on('drain', flow);
 
   const send = (body: unknown): void => {
     if (!alive || socket.destroyed) return;
     socket.write(`${JSON.stringify(body)}\n`);
+    flow();
   };
   const fail = (id: unknown, code: string, message: string): void => send({ id: id ?? null, ok: false, error: { code, message } });
   const kill = (): void => {
@@ -156,9 +222,10 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
     alive = false;
     socket.end();
   };
+  // A half-closed client still gets the replies to everything it sent (also frames held unparsed), then the connection ends.
+  const settledAfterEnd = (): boolean => socket.readableEnded && inFlight === 0 && input.indexOf(0x0a) === -1;
   socket.on('end', () => {
-    // A half-closed client still gets the replies to what it sent, then the connection ends.
-    if (inFlight === 0) finish();
+    if (settledAfterEnd()) finish();
   });
 
   const onFrame = (frame: Buffer): void => {
@@ -190,41 +257,58 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
       return;
     }
     inFlight++;
+    waiting++;
     stats.requests++;
-    handler({ id, method: request.method, params: request.params, bearer: request.bearer })
-      .then(
-        (result) => send({ id, ok: true, result: result ?? null }),
-        (err: unknown) => {
-          if (err instanceof CapCallError) fail(id, err.code, err.message);
-          else fail(id, 'internal', 'the tool failed daemon-side');
-        },
-      )
-      .finally(() => {
+    const call: CapRequest = { id, method: request.method, params: request.params, bearer: request.bearer };
+    slots.take((release) => {
+      waiting--;
+      const done = (): void => {
+        release();
         inFlight--;
-        if (inFlight === 0 && socket.readableEnded) finish();
-      });
+        flow();
+        if (alive && settledAfterEnd()) finish();
+      };
+      // The connection died while this call waited: nobody will read the reply.
+      if (!alive || socket.destroyed) return done();
+      handler(call)
+        .then(
+          (result) => send({ id, ok: true, result: result ?? null }),
+          (err: unknown) => {
+            if (err instanceof CapCallError) fail(id, err.code, err.message);
+            else fail(id, 'internal', 'the tool failed daemon-side');
+          },
+        )
+        .finally(done);
+    });
+    flow();
   };
 
+  let pumping = false;
+  function pump(): void {
+    if (pumping) return;
+    pumping = true;
+    try {
+      while (alive && !holding()) {
+        const newline = input.indexOf(0x0a);
+        if (newline === -1) {
+          if (input.length > limits.maxFrameBytes) return oversized();
+          break;
+        }
+        if (newline > limits.maxFrameBytes) return oversized();
+        const frame = input.subarray(0, newline);
+        input = input.subarray(newline + 1);
+        onFrame(frame);
+      }
+      if (input.length === 0) input = Buffer.alloc(0); // drop the reference to the last read's buffer
+    } finally {
+      pumping = false;
+    }
+    flow();
+    if (alive && settledAfterEnd()) finish();
+  }
   socket.on('data', (data: Buffer) => {
-    let start = 0;
-    let newline = data.indexOf(0x0a, start);
-    while (newline !== -1) {
-      const piece = data.subarray(start, newline);
-      if (buffered + piece.length > limits.maxFrameBytes) return oversized();
-      const frame = buffered === 0 ? piece : Buffer.concat([...chunks, piece]);
-      chunks = [];
-      buffered = 0;
-      onFrame(frame);
-      if (!alive) return;
-      start = newline + 1;
-      newline = data.indexOf(0x0a, start);
-    }
-    const rest = data.subarray(start);
-    if (rest.length > 0) {
-      if (buffered + rest.length > limits.maxFrameBytes) return oversized();
-      chunks.push(Buffer.from(rest));
-      buffered += rest.length;
-    }
+    input = input.length === 0 ? data : Buffer.concat([input, data]);
+    pump();
   });
 
   function oversized(): void {

@@ -12,6 +12,7 @@ import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
 import { findToolEntry, isControlPlaneTool } from '../capabilities/tool-table.js';
 import { CapCallError, type CapHandler } from '../capsocket/server.js';
+import { ConfineError } from '../confine/index.js';
 import { describeDrop, type SurfaceDrop } from '../policy/surface.js';
 
 export type AuditDecision = 'allow' | 'deny';
@@ -112,6 +113,12 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
     }
     const impl = options.tools[spec.name];
     if (!impl) throw new CapCallError('unavailable', `${spec.name} is not available on this host`);
-    return await impl(parsed.data);
+    try {
+      return await impl(parsed.data);
+    } catch (err) {
+      // A confinement refusal is an ordinary tool error for the script, with its stable code.
+      if (err instanceof ConfineError) throw new CapCallError(err.code, err.message);
+      throw err;
+    }
   };
 }

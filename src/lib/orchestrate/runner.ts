@@ -81,6 +81,8 @@ export interface OrchestrateOptions {
   stdoutFile?: string;
   /** Aborting it kills the jailed process (the run then ends as a failure). */
   signal?: AbortSignal;
+  /** The registry the run's leases live in (default: its own). Shared, it must hold them revoked once the run returns. */
+  leaseRegistry?: LeaseRegistry;
 }
 
 export interface OrchestrateResult {
@@ -208,7 +210,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
 
   // 4. Lease: the run's own attenuation of the agent's assembly lease.
   const runId = newId('r');
-  const registry = new LeaseRegistry();
+  const registry = options.leaseRegistry ?? new LeaseRegistry();
   const assembly = registry.mintAssembly(options.agent.id, agentCaps, timeoutMs + 120_000);
   const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 });
 
@@ -237,6 +239,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     runId,
     agentId: options.agent.id,
     workspaceReal,
+    jail: { uid: hostUid, gid: root ? hostUid : (process.getgid?.() ?? hostUid) },
     jailWorkspace: JAIL_WORKSPACE,
     writesDir,
     maxReadBytes: limits.resultFileMb * 1024 * 1024,

@@ -10,10 +10,14 @@
  * whole. The directory lives outside the jail-writable workspace (bound
  * read-only) and is removed when the run ends.
  */
-import { closeSync, constants, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, read, readSync, renameSync, rmSync, write, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
 
 import { CapCallError } from '../capsocket/server.js';
+import { createFile, ENTRY_COST_BYTES, openRoot, procPath } from '../confine/index.js';
+
+const readAsync = promisify(read);
+const writeAsync = promisify(write);
 
 export const RESULT_KINDS = ['json', 'jsonl', 'csv', 'text'] as const;
 export type ResultKind = (typeof RESULT_KINDS)[number];
@@ -220,52 +224,109 @@ function schemaOf(kind: ResultKind, head: string): string[] | undefined {
 }
 
 /**
- * Streams `source(write)` into a new ref file, enforcing the caps as bytes
- * arrive; on any cap the partial file is deleted and a tool error thrown.
+ * A new ref file, created through the confinement module: relative to a
+ * handle on the results directory, exclusively, never through a link. Its
+ * entry is charged to the run's budget up front (an empty ref is not free).
  */
-export function materialize(store: ResultStore, nameHint: string, produce: (write: (chunk: Buffer) => void) => void): ResultRefHandle {
-  const id = store.nextId++;
-  const tmp = join(store.dir, `.ref-${id}.partial`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-  let bytes = 0;
-  let newlines = 0;
-  let lastByte = 0x0a;
-  let head = Buffer.alloc(0);
-  const limit = Math.min(store.maxFileBytes, store.budget.remainingBytes);
-  try {
-    produce((chunk) => {
-      if (bytes + chunk.length > limit) {
-        const which = bytes + chunk.length > store.maxFileBytes ? `the per-file cap of ${store.maxFileBytes} bytes` : `this run's remaining results budget (${store.budget.remainingBytes} bytes)`;
-        throw new CapCallError('result_too_large', `the result exceeds ${which}; narrow the request`);
-      }
-      if (head.length < 64 * 1024) head = Buffer.concat([head, chunk.subarray(0, 64 * 1024 - head.length)]);
-      let off = 0;
-      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
-      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) newlines++;
-      if (chunk.length > 0) lastByte = chunk[chunk.length - 1]!;
-      bytes += chunk.length;
-    });
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
+interface RefFile {
+  id: number;
+  dirFd: number;
+  tmpName: string;
+  fd: number;
+  /** Bytes the payload may still take (per-file cap and the budget left after the entry). */
+  limit: number;
+}
+
+function openRefFile(store: ResultStore): RefFile {
+  if (store.budget.remainingBytes < ENTRY_COST_BYTES) {
+    throw new CapCallError('result_too_large', `the result exceeds this run's remaining results budget (${store.budget.remainingBytes} bytes); narrow the request`);
   }
-  closeSync(fd);
-  const headText = head.toString('utf8');
+  const id = store.nextId++;
+  const root = openRoot(store.dir);
+  const tmpName = `.ref-${id}.partial`;
+  let fd: number;
+  try {
+    fd = createFile(root, tmpName, 0o644);
+  } catch (err) {
+    closeSync(root.fd);
+    throw new CapCallError('io_error', `cannot create a ResultRef (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  store.budget.remainingBytes -= ENTRY_COST_BYTES;
+  return { id, dirFd: root.fd, tmpName, fd, limit: Math.min(store.maxFileBytes, store.budget.remainingBytes) };
+}
+
+function tooLarge(store: ResultStore, total: number): CapCallError {
+  const which = total > store.maxFileBytes ? `the per-file cap of ${store.maxFileBytes} bytes` : `this run's remaining results budget (${store.budget.remainingBytes} bytes)`;
+  return new CapCallError('result_too_large', `the result exceeds ${which}; narrow the request`);
+}
+
+/** Tracks what a payload needs for its handle while it streams through. */
+class Tally {
+  bytes = 0;
+  newlines = 0;
+  lastByte = 0x0a;
+  head = Buffer.alloc(0);
+  add(chunk: Buffer): void {
+    if (this.head.length < 64 * 1024) this.head = Buffer.concat([this.head, chunk.subarray(0, 64 * 1024 - this.head.length)]);
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) this.newlines++;
+    if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1]!;
+    this.bytes += chunk.length;
+  }
+}
+
+function abandon(store: ResultStore, file: RefFile): void {
+  closeSync(file.fd);
+  rmSync(procPath(file.dirFd, file.tmpName), { force: true });
+  closeSync(file.dirFd);
+  store.budget.remainingBytes += ENTRY_COST_BYTES;
+}
+
+function finish(store: ResultStore, file: RefFile, nameHint: string, tally: Tally): ResultRefHandle {
+  closeSync(file.fd);
+  const headText = tally.head.toString('utf8');
   const kind = detectKind(headText, nameHint);
-  const ref = `results/ref-${id}.${EXT[kind]}`;
-  renameSync(tmp, join(store.dir, `ref-${id}.${EXT[kind]}`));
+  const name = `ref-${file.id}.${EXT[kind]}`;
+  try {
+    renameSync(procPath(file.dirFd, file.tmpName), procPath(file.dirFd, name));
+  } finally {
+    closeSync(file.dirFd);
+  }
+  const ref = `results/${name}`;
+  const bytes = tally.bytes;
   store.budget.remainingBytes -= bytes;
   store.materialized.count++;
   store.materialized.bytes += bytes;
-  const handle: ResultRefHandle = { type: 'ResultRef', ref, kind, bytes, preview: previewOf(head), expiresAt: Date.now() + store.ttlMs };
-  const lines = newlines + (lastByte === 0x0a || bytes === 0 ? 0 : 1);
+  const handle: ResultRefHandle = { type: 'ResultRef', ref, kind, bytes, preview: previewOf(tally.head), expiresAt: Date.now() + store.ttlMs };
+  const lines = tally.newlines + (tally.lastByte === 0x0a || bytes === 0 ? 0 : 1);
   if (kind === 'jsonl') handle.rows = lines;
   if (kind === 'csv') handle.rows = Math.max(0, lines - 1);
   const schema = schemaOf(kind, headText);
   if (schema) handle.schema = schema;
   store.refs.set(ref, handle);
   return handle;
+}
+
+/**
+ * Streams `source(write)` into a new ref file, enforcing the caps as bytes
+ * arrive; on any cap the partial file is deleted and a tool error thrown.
+ */
+export function materialize(store: ResultStore, nameHint: string, produce: (write: (chunk: Buffer) => void) => void): ResultRefHandle {
+  const file = openRefFile(store);
+  const tally = new Tally();
+  try {
+    produce((chunk) => {
+      if (tally.bytes + chunk.length > file.limit) {
+        throw tooLarge(store, tally.bytes + chunk.length);
+      }
+      let off = 0;
+      while (off < chunk.length) off += writeSync(file.fd, chunk, off, chunk.length - off);
+      tally.add(chunk);
+    });
+  } catch (err) {
+    abandon(store, file);
+    throw err;
+  }
+  return finish(store, file, nameHint, tally);
 }
 
 /** Materializes an in-memory value when its serialized size is over the threshold; else returns it as is. */
@@ -290,6 +351,39 @@ export function materializeFd(store: ResultStore, fd: number, nameHint: string):
       write(buf.subarray(0, n));
     }
   });
+}
+
+/**
+ * The same copy without blocking the event loop: reads and writes go
+ * through libuv in 256 KiB chunks. A file whose size (known from fstat) is
+ * already over the caps is refused before a byte is copied; the budget is
+ * reserved up front, so concurrent copies cannot overrun it together.
+ */
+export async function materializeFdAsync(store: ResultStore, fd: number, size: number, nameHint: string): Promise<ResultRefHandle> {
+  const limit = Math.min(store.maxFileBytes, store.budget.remainingBytes - ENTRY_COST_BYTES);
+  if (size > limit) throw tooLarge(store, size);
+  const file = openRefFile(store);
+  store.budget.remainingBytes -= size; // reservation; settled in finish()
+  const tally = new Tally();
+  try {
+    const buf = Buffer.allocUnsafe(256 * 1024);
+    for (;;) {
+      const { bytesRead } = await readAsync(fd, buf, 0, buf.length, tally.bytes);
+      if (bytesRead === 0) break;
+      // The file may have grown since fstat: never past the reservation.
+      if (tally.bytes + bytesRead > size) throw new CapCallError('result_too_large', 'the file grew while it was copied; read it again');
+      const chunk = buf.subarray(0, bytesRead);
+      let off = 0;
+      while (off < chunk.length) off += (await writeAsync(file.fd, chunk, off, chunk.length - off)).bytesWritten;
+      tally.add(chunk);
+    }
+  } catch (err) {
+    store.budget.remainingBytes += size;
+    abandon(store, file);
+    throw err;
+  }
+  store.budget.remainingBytes += size;
+  return finish(store, file, nameHint, tally);
 }
 
 /** Looks up a live ref of this run; refuses unknown or expired ones. */

@@ -1,3 +1,4 @@
+import type { Identity } from '../confine/index.js';
 import type { ResultStore } from '../resultref/materialize.js';
 
 /**
@@ -9,6 +10,12 @@ export interface ToolContext {
   agentId: string;
   /** Real (symlink-free) host path of the agent workspace. */
   workspaceReal: string;
+  /**
+   * The run's jail identity on the host (its host uid and gid). The tools
+   * act with its view: what the jail uid cannot search or read, they refuse,
+   * even when comis runs as root.
+   */
+  jail: Identity;
   /** The workspace path as the jailed script sees it. */
   jailWorkspace: string;
   /** Host path of this run's results/writes area (not writable by the jail). */

@@ -3,15 +3,18 @@
  *
  * The pattern is script-controlled, so a catastrophic regular expression
  * must not stall the runner: the search runs in a worker thread that is
- * terminated at a deadline. The worker uses the same open-then-verify
- * confinement as every daemon-side reader (see confined-fs.ts).
+ * terminated at a deadline (grep-worker.ts). The worker resolves every path
+ * through the confinement module, like every daemon-side reader; at most
+ * MAX_GREP_WORKERS run at once in the process.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { CapCallError } from '../capsocket/server.js';
+import { splitConfined } from '../confine/index.js';
 import { maybeMaterializeValue } from '../resultref/materialize.js';
 import type { ToolContext } from './context.js';
-import { resolveConfined } from './confined-fs.js';
 
 export interface GrepArgs {
   pattern: string;
@@ -67,65 +70,58 @@ export function globToRegExpSource(glob: string): string {
   return `^${out}$`;
 }
 
-const WORKER_SOURCE = String.raw`
-const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const { rootReal, startRel, source, flags, globSource, maxMatches, limits } = workerData;
-const re = new RegExp(source, flags);
-const globRe = globSource ? new RegExp(globSource) : null;
-const matches = [];
-let filesScanned = 0, totalBytes = 0, truncated = false;
-const isInside = (real) => real === rootReal || real.startsWith(rootReal + '/');
-function scanFile(rel) {
-  if (matches.length >= maxMatches || filesScanned >= limits.maxFiles || totalBytes >= limits.maxTotalBytes) { truncated = true; return; }
-  let fd;
-  try { fd = fs.openSync(rootReal + '/' + rel, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK); } catch { return; }
-  try {
-    const real = fs.readlinkSync('/proc/self/fd/' + fd);
-    if (!isInside(real)) return;
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > limits.maxFileBytes) return;
-    const buf = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < st.size) { const n = fs.readSync(fd, buf, got, st.size - got, got); if (n === 0) break; got += n; }
-    filesScanned++;
-    totalBytes += got;
-    const data = buf.subarray(0, got);
-    if (data.subarray(0, 8000).includes(0)) return; // binary
-    const relOut = real.slice(rootReal.length + 1);
-    const lines = data.toString('utf8').split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      re.lastIndex = 0;
-      if (re.test(lines[i])) {
-        matches.push({ path: relOut, line: i + 1, text: lines[i].length > 1000 ? lines[i].slice(0, 1000) : lines[i] });
-        if (matches.length >= maxMatches) { truncated = true; return; }
-      }
-    }
-  } finally { fs.closeSync(fd); }
+/** Grep workers running at once in this process: more wait their turn (each may hold a file of maxFileBytes and a regex's heap). */
+export const MAX_GREP_WORKERS = 2;
+let running = 0;
+let peakRunning = 0;
+const waiting: (() => void)[] = [];
+
+/** How many grep workers ran at once at most in this process (for tests and benchmarks). */
+export function grepWorkerPeak(): number {
+  return peakRunning;
 }
-function walk(rel) {
-  let entries;
-  try { entries = fs.readdirSync(rel === '.' ? rootReal : rootReal + '/' + rel, { withFileTypes: true }); } catch { return; }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const e of entries) {
-    if (truncated) return;
-    const child = rel === '.' ? e.name : rel + '/' + e.name;
-    if (e.isDirectory()) walk(child);
-    else if (e.isFile() && (!globRe || globRe.test(child))) scanFile(child);
-  }
+
+async function acquireWorkerSlot(): Promise<() => void> {
+  if (running >= MAX_GREP_WORKERS) await new Promise<void>((r) => waiting.push(r));
+  running++;
+  peakRunning = Math.max(peakRunning, running);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    running--;
+    waiting.shift()?.();
+  };
 }
-let st;
-try { st = fs.lstatSync(startRel === '.' ? rootReal : rootReal + '/' + startRel); } catch { st = null; }
-if (!st) parentPort.postMessage({ error: { code: 'not_found', message: 'no such file or directory: ' + startRel } });
-else {
-  if (st.isDirectory()) walk(startRel);
-  else if (st.isFile()) scanFile(startRel);
-  parentPort.postMessage({ result: { matches, filesScanned, truncated } });
+
+let workerSpec: Promise<{ source: string | URL; eval: boolean }> | undefined;
+
+/**
+ * The compiled worker next to this file (dist/lib/tools/grep-worker.js), or,
+ * when running from the TypeScript sources (tests), the same source bundled
+ * with the confinement module it imports.
+ */
+function grepWorkerSpec(): Promise<{ source: string | URL; eval: boolean }> {
+  workerSpec ??= (async () => {
+    const compiled = new URL('./grep-worker.js', import.meta.url);
+    if (existsSync(fileURLToPath(compiled))) return { source: compiled, eval: false };
+    const esbuild = await import('esbuild');
+    const out = await esbuild.build({
+      entryPoints: [fileURLToPath(new URL('./grep-worker.ts', import.meta.url))],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      write: false,
+      logLevel: 'silent',
+    });
+    return { source: out.outputFiles[0]!.text, eval: true };
+  })();
+  return workerSpec;
 }
-`;
 
 export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLimits = DEFAULT_GREP_LIMITS): Promise<unknown> {
-  const startRel = resolveConfined(ctx.workspaceReal, args.path ?? '.', ctx.jailWorkspace);
+  const startParts = splitConfined(args.path ?? '.', ctx.jailWorkspace);
   const flags = args.ignoreCase ? 'i' : '';
   const source = args.literal ? args.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : args.pattern;
   try {
@@ -134,24 +130,38 @@ export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLim
     throw new CapCallError('invalid_params', `invalid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`);
   }
   const globSource = args.glob ? globToRegExpSource(args.glob) : undefined;
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: { rootReal: ctx.workspaceReal, startRel, source, flags, globSource, maxMatches: args.maxMatches ?? 500, limits },
-    resourceLimits: { maxOldGenerationSizeMb: 512 },
-  });
+  const spec = await grepWorkerSpec();
+  const release = await acquireWorkerSlot();
+  let worker: Worker;
+  try {
+    worker = new Worker(spec.source, {
+      eval: spec.eval,
+      workerData: { rootReal: ctx.workspaceReal, startParts, who: ctx.jail, source, flags, globSource, maxMatches: args.maxMatches ?? 500, limits },
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
+    });
+  } catch (err) {
+    release();
+    throw err;
+  }
   const found = await new Promise<{ matches: unknown[] }>((resolve, reject) => {
     const timer = setTimeout(() => {
-      void worker.terminate();
+      void worker.terminate().finally(release);
       reject(new CapCallError('timeout', `grep took longer than ${limits.timeoutMs} ms (a pathological pattern?) and was stopped`));
     }, limits.timeoutMs);
     worker.once('message', (msg: { result?: unknown; error?: { code: string; message: string } }) => {
       clearTimeout(timer);
-      void worker.terminate();
+      void worker.terminate().finally(release);
       if (msg.error) reject(new CapCallError(msg.error.code, msg.error.message));
       else resolve(msg.result as { matches: unknown[] });
     });
     worker.once('error', () => {
       clearTimeout(timer);
+      release();
+      reject(new CapCallError('internal', 'grep failed daemon-side'));
+    });
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      release();
       reject(new CapCallError('internal', 'grep failed daemon-side'));
     });
   });

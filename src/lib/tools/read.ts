@@ -1,9 +1,17 @@
-import { closeSync } from 'node:fs';
+import { close, read } from 'node:fs';
+import { promisify } from 'node:util';
 
 import { CapCallError } from '../capsocket/server.js';
-import { materializeFd, maybeMaterializeValue } from '../resultref/materialize.js';
+import { openConfinedFile, splitConfined } from '../confine/index.js';
+import { materializeFdAsync, maybeMaterializeValue } from '../resultref/materialize.js';
 import type { ToolContext } from './context.js';
-import { openConfinedRead, readAllFd, resolveConfined } from './confined-fs.js';
+
+const readAsync = promisify(read);
+const closeAsync = promisify(close);
+
+/** Files up to this size are always read to the end, so their slices carry `totalLines`. */
+export const COUNT_ALL_LINES_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 64 * 1024;
 
 export interface ReadArgs {
   path: string;
@@ -12,40 +20,109 @@ export interface ReadArgs {
 }
 
 /**
- * `read`: lines of a workspace file, confined and race-safe (see
- * confined-fs). A whole-file read over the inline threshold is streamed into
- * a ResultRef (the payload never sits whole in comis's memory); a slice over
- * the threshold is materialized too.
+ * `read`: lines of a workspace file, resolved through the confinement module
+ * (no link followed, the jail's own permissions). A whole-file read over the
+ * inline threshold is copied into a ResultRef; a slice is streamed from the
+ * fd in 64 KiB chunks, through libuv, and stops as soon as it has its lines:
+ * `limit: 1` of an 8 MiB file reads one chunk and never blocks the event
+ * loop. Only files up to 1 MiB are read to the end to count `totalLines`.
  */
-export function readTool(ctx: ToolContext, args: ReadArgs): unknown {
-  const rel = resolveConfined(ctx.workspaceReal, args.path, ctx.jailWorkspace);
-  const file = openConfinedRead(ctx.workspaceReal, rel);
+export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknown> {
+  const parts = splitConfined(args.path, ctx.jailWorkspace);
+  const file = openConfinedFile(ctx.workspaceReal, parts, ctx.jail);
+  const rel = file.rel;
   try {
     const whole = args.offset === undefined && args.limit === undefined;
     if (ctx.results && whole && file.stat.size > ctx.results.thresholdBytes) {
-      return materializeFd(ctx.results, file.fd, file.relPath);
+      return await materializeFdAsync(ctx.results, file.fd, file.stat.size, rel);
     }
-    if (file.stat.size > ctx.maxReadBytes) {
-      throw new CapCallError('too_large', `file is ${file.stat.size} bytes, over the ${ctx.maxReadBytes}-byte read cap: slice it in the jail instead`);
+    if (whole && file.stat.size > ctx.maxReadBytes) {
+      throw new CapCallError('too_large', `file is ${file.stat.size} bytes, over the ${ctx.maxReadBytes}-byte read cap: slice it with offset/limit`);
     }
-    const text = readAllFd(file.fd, file.stat.size, ctx.maxReadBytes).toString('utf8');
-    const all = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
-    const totalLines = text === '' ? 0 : all.length;
-    const offset = args.offset ?? 0;
-    const end = args.limit === undefined ? totalLines : Math.min(totalLines, offset + args.limit);
-    const slice = offset >= totalLines ? [] : all.slice(offset, end);
-    const result = {
-      path: file.relPath,
-      content: slice.join('\n'),
-      offset,
-      lines: slice.length,
-      totalLines,
-      bytes: file.stat.size,
-      truncated: end < totalLines,
+    const slice = await readLines(file.fd, args.offset ?? 0, args.limit, file.stat.size, ctx.maxReadBytes);
+    const result: Record<string, unknown> = {
+      path: rel,
+      content: slice.content,
+      offset: args.offset ?? 0,
+      lines: slice.lines,
     };
+    if (slice.totalLines !== undefined) result.totalLines = slice.totalLines;
+    result.bytes = file.stat.size;
+    result.truncated = slice.truncated;
     if (!ctx.results) return result;
-    return maybeMaterializeValue(ctx.results, result, () => ({ text: result.content, nameHint: file.relPath }));
+    return maybeMaterializeValue(ctx.results, result, () => ({ text: slice.content, nameHint: rel }));
   } finally {
-    closeSync(file.fd);
+    await closeAsync(file.fd);
   }
+}
+
+interface Lines {
+  content: string;
+  lines: number;
+  totalLines?: number;
+  truncated: boolean;
+}
+
+/**
+ * Lines [offset, offset+limit) of the fd, the way `text.split('\n')` counts
+ * them (a final newline ends the last line, it does not start one).
+ */
+async function readLines(fd: number, offset: number, limit: number | undefined, size: number, maxBytes: number): Promise<Lines> {
+  const end = limit === undefined ? Infinity : offset + limit;
+  const countAll = size <= COUNT_ALL_LINES_BYTES;
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let line = 0; // index of the line being scanned
+  let pos = 0;
+  let pendingLine = false; // bytes seen after the last newline
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  const keep = (piece: Buffer): void => {
+    keptBytes += piece.length + 1;
+    if (keptBytes > maxBytes) throw new CapCallError('too_large', `the requested lines are over the ${maxBytes}-byte read cap: ask for fewer (limit)`);
+    kept.push(Buffer.from(piece));
+  };
+  let current: Buffer[] = [];
+  for (;;) {
+    if (!countAll && line >= end) {
+      // Enough lines: anything left in the file is at least one more line.
+      return { content: joinLines(kept), lines: kept.length, truncated: pos < size };
+    }
+    const { bytesRead } = await readAsync(fd, buf, 0, buf.length, pos);
+    if (bytesRead === 0) break;
+    pos += bytesRead;
+    const chunk = buf.subarray(0, bytesRead);
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      if (line >= offset && line < end) {
+        current.push(chunk.subarray(start, nl));
+        keep(current.length === 1 ? current[0]! : Buffer.concat(current));
+      }
+      current = [];
+      line++;
+      start = nl + 1;
+      if (!countAll && line >= end) {
+        pendingLine = start < chunk.length;
+        break;
+      }
+    }
+    if (!countAll && line >= end) {
+      return { content: joinLines(kept), lines: kept.length, truncated: pendingLine || pos < size };
+    }
+    if (start < chunk.length) {
+      if (line >= offset && line < end) {
+        current.push(Buffer.from(chunk.subarray(start)));
+        if (current.reduce((n, b) => n + b.length, 0) + keptBytes > maxBytes) keep(Buffer.concat(current));
+      }
+      pendingLine = true;
+    } else pendingLine = false;
+  }
+  if (pendingLine) {
+    if (line >= offset && line < end) keep(Buffer.concat(current));
+    line++;
+  }
+  return { content: joinLines(kept), lines: kept.length, totalLines: line, truncated: end < line };
+}
+
+function joinLines(lines: Buffer[]): string {
+  return lines.map((l) => l.toString('utf8')).join('\n');
 }

@@ -23,11 +23,12 @@
  *    That is what makes a symlink race inside the results directory, or a
  *    write the engine would allow under `allowed_directories`, harmless.
  */
-import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 
+import { listDir, lookup, openRoot, procPath, type Handle } from '../../confine/index.js';
 import { ComisError } from '../../errors.js';
 import { compileJsonPath, JsonPathError } from '../jsonpath.js';
 import { QUERY_CHILD_SOURCE } from './child-source.js';
@@ -159,42 +160,61 @@ const MAX_AUDIT_ENTRIES = 10_000;
  * Resolves the results directory and checks that it holds only plain files
  * and directories: a symlink, a hard link (a file with more than one name)
  * or a special file there could point the engine's by-path check at data
- * outside the run, or hang it.
+ * outside the run, or hang it. The walk goes through the confinement module
+ * (each name looked up with O_PATH|O_NOFOLLOW from its directory's handle),
+ * so the audit itself never follows, opens or lists anything outside.
  */
 function checkResultsDir(resultsDir: string): { real: string } | SliceQueryError {
+  let root: Handle;
   let real: string;
   try {
-    real = realpathSync(resultsDir);
-    if (!statSync(real).isDirectory()) throw new Error('not a directory');
+    root = openRoot(resultsDir);
+    real = readlinkSync(procPath(root.fd));
   } catch {
     return { code: 'results_unavailable', error: "this run's results directory is not available" };
   }
-  const pending: string[] = [''];
-  let seen = 0;
-  while (pending.length > 0) {
-    const rel = pending.pop()!;
-    let names: string[];
-    try {
-      names = readdirSync(join(real, rel));
-    } catch {
-      return { code: 'results_unavailable', error: "this run's results directory cannot be listed" };
-    }
-    for (const name of names) {
-      if (++seen > MAX_AUDIT_ENTRIES) return { code: 'results_unsafe', error: `the results directory holds more than ${MAX_AUDIT_ENTRIES} entries` };
-      const relPath = rel === '' ? name : `${rel}/${name}`;
-      let st;
-      try {
-        st = lstatSync(join(real, relPath));
-      } catch {
-        continue; // removed meanwhile: nothing to read
+  const open: Handle[] = [root];
+  try {
+    const pending: Handle[] = [root];
+    let seen = 0;
+    while (pending.length > 0) {
+      const dir = pending.pop()!;
+      const names = listDir(dir, undefined);
+      if (!names) return { code: 'results_unavailable', error: "this run's results directory cannot be listed" };
+      for (const name of names) {
+        if (++seen > MAX_AUDIT_ENTRIES) return { code: 'results_unsafe', error: `the results directory holds more than ${MAX_AUDIT_ENTRIES} entries` };
+        const relPath = dir.rel === '.' ? name : `${dir.rel}/${name}`;
+        let found;
+        try {
+          found = lookup(dir.fd, name);
+        } catch {
+          return { code: 'results_unsafe', error: `results/${relPath} cannot be checked; refusing to query the results directory` };
+        }
+        if (!found) {
+          // Gone meanwhile, or a symlink: lookup answers both alike, so ask once more without following.
+          try {
+            lstatSync(procPath(dir.fd, name));
+          } catch {
+            continue; // removed meanwhile: nothing to read
+          }
+          return { code: 'results_unsafe', error: `results/${relPath} is a link or special file; refusing to query the results directory` };
+        }
+        if (found.stat.isDirectory()) {
+          const h = { ...found, rel: relPath };
+          open.push(h);
+          pending.push(h);
+        } else {
+          closeSync(found.fd);
+          if (!found.stat.isFile() || found.stat.nlink > 1) {
+            return { code: 'results_unsafe', error: `results/${relPath} is a link or special file; refusing to query the results directory` };
+          }
+        }
       }
-      if (st.isDirectory()) pending.push(relPath);
-      else if (!st.isFile() || st.nlink > 1) {
-        return { code: 'results_unsafe', error: `results/${relPath} is a link or special file; refusing to query the results directory` };
-      }
     }
+    return { real };
+  } finally {
+    for (const h of open) closeSync(h.fd);
   }
-  return { real };
 }
 
 /** Absolute-path-looking runs of text (`/a/b`), for redaction. */
