@@ -4,6 +4,7 @@ import { comisHome } from '../lib/config/paths.js';
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import { configureLogging, flagNamesOf, logCommandEnd, logCommandStart } from '../lib/obs/logger.js';
 import { redactSecrets } from '../lib/obs/output-guard.js';
+import { nearest } from '../lib/suggest.js';
 import { internalError, successEnvelope, writeError, type JsonSuccess } from './output.js';
 
 export type { JsonFailure, JsonSuccess } from './output.js';
@@ -67,7 +68,7 @@ export abstract class BaseCommand extends Command {
 
   override async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    const mapped = toComisError(err, this.id ?? '');
+    const mapped = toComisError(err, this.id ?? '', flagSpellings(this.constructor as typeof BaseCommand));
     process.exitCode = writeError(mapped, this.jsonEnabled(), (this.constructor as typeof BaseCommand).ndjson);
     // Only a bug's message is logged: the others can echo what the user typed (a session key, a path).
     const message = mapped.code === 'INTERNAL' ? mapped.message : '';
@@ -75,15 +76,29 @@ export abstract class BaseCommand extends Command {
   }
 }
 
-function toComisError(err: Error & { oclif?: { exit?: number } }, commandId: string): ComisError {
+/** Every way to spell a flag of this command: `--name`, `--no-name` when negatable; `--json`, `--help`. */
+function flagSpellings(command: typeof BaseCommand): string[] {
+  const flags: Record<string, { allowNo?: boolean } | undefined> = { ...command.baseFlags, ...command.flags };
+  const out = ['--json', '--help'];
+  for (const [name, def] of Object.entries(flags)) {
+    out.push(`--${name}`);
+    if (def?.allowNo) out.push(`--no-${name}`);
+  }
+  return [...new Set(out)];
+}
+
+function toComisError(err: Error & { oclif?: { exit?: number } }, commandId: string, flags: readonly string[]): ComisError {
   if (err instanceof ComisError) return err;
   const isParseError =
     err instanceof Errors.CLIError && (err.oclif?.exit === 2 || /flag|argument|Expected/i.test(err.message));
   if (isParseError) {
     const first = err.message.split('\n')[0] ?? err.message;
-    return new ComisError('USAGE', first, {
-      hint: `Run \`comis ${commandId.replaceAll(':', ' ')} --help\` to see the arguments and flags.`,
-    });
+    const help = `Run \`comis ${commandId.replaceAll(':', ' ')} --help\` to see the arguments and flags.`;
+    // oclif: "Nonexistent flag: --chek" or "Nonexistent flags: --a, --b"
+    const unknown = /^Nonexistent flags?: (.+)$/.exec(first)?.[1]?.split(', ') ?? [];
+    const meant = unknown.map((f) => [f, nearest(f.split('=')[0]!, flags)] as const).filter((m): m is readonly [string, string] => m[1] !== undefined);
+    const hint = meant.length > 0 ? `Did you mean ${meant.map(([, m]) => `\`${m}\``).join(', ')}? ${help}` : help;
+    return new ComisError('USAGE', first, { hint });
   }
   return internalError(err);
 }

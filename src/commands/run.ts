@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../cli/base-command.js';
 import { ORCHESTRATE_FLAGS as F } from '../cli/orchestrate-flags.js';
 import { ComisError, ExitCode } from '../lib/errors.js';
+import type { ChildDetail } from '../lib/coordinator/coordinator.js';
 import type { CoordinatorEvent } from '../lib/coordinator/events.js';
 
 export default class Run extends BaseCommand {
@@ -54,15 +55,19 @@ Exit codes: 0 every child succeeded; 1 a child failed, timed out or was skipped,
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     let render: (e: CoordinatorEvent) => void;
+    // A failed child's stderr tail: under its row (TUI), indented lines (plain), the result's children[] (--json).
+    let renderDetail: ((d: ChildDetail) => void) | undefined;
     let closeTui = async (): Promise<void> => undefined;
     if (useTui) {
       const { startTui } = await import('../ui/render-tui.js');
-      const tui = startTui({ onQuit: () => controller.abort(), follow: flags.follow !== undefined });
+      const tui = startTui({ onQuit: () => controller.abort(), follow: flags.follow !== undefined, title: flags.follow ?? args.plan });
       render = tui.onEvent;
+      renderDetail = tui.onDetail;
       closeTui = tui.close;
     } else {
-      const { createPlainRenderer, formatNdjson } = await import('../ui/line-renderers.js');
+      const { createPlainRenderer, formatChildDetail, formatNdjson } = await import('../ui/line-renderers.js');
       render = json ? (e) => process.stdout.write(formatNdjson(e)) : createPlainRenderer((t) => process.stdout.write(t));
+      if (!json) renderDetail = (d) => process.stdout.write(formatChildDetail(d));
     }
     try {
       const { executeFollow, executeRunPlan } = await import('../lib/coordinator/execute.js');
@@ -78,6 +83,7 @@ Exit codes: 0 every child succeeded; 1 a child failed, timed out or was skipped,
         concurrency: flags.concurrency,
         progressIntervalMs: flags['progress-interval-ms'],
         onEvent: render,
+        onChildDetail: renderDetail,
         signal: controller.signal,
         onWarning: (m) => this.addWarning(m),
       });

@@ -1,9 +1,12 @@
 /** A tiny fan-out of the coordinator stream that keeps what arrived before a subscriber. */
+import type { ChildDetail } from '../lib/coordinator/coordinator.js';
 import type { CoordinatorEvent } from '../lib/coordinator/events.js';
 
-export function createEventBus(): { publish: (e: CoordinatorEvent) => void; subscribe: (l: (e: CoordinatorEvent) => void) => () => void } {
-  const listeners = new Set<(e: CoordinatorEvent) => void>();
-  const backlog: CoordinatorEvent[] = [];
+type Message = CoordinatorEvent | ChildDetail;
+
+export function createEventBus(): { publish: (e: Message) => void; subscribe: (l: (e: Message) => void) => () => void } {
+  const listeners = new Set<(e: Message) => void>();
+  const backlog: Message[] = [];
   return {
     publish(e) {
       if (listeners.size === 0) backlog.push(e);

@@ -2,6 +2,7 @@
  * The two non-TTY renderers of the coordinator stream: plain lines for
  * humans (`--no-tui`, or no TTY) and NDJSON for machines (`--json`).
  */
+import type { ChildDetail } from '../lib/coordinator/coordinator.js';
 import type { CoordinatorEvent } from '../lib/coordinator/events.js';
 
 export function formatNdjson(event: CoordinatorEvent): string {
@@ -20,7 +21,8 @@ export function formatPlainLine(event: CoordinatorEvent, childOf: (runId: string
     case 'child:started':
       return `[${event.childId}] running (run ${event.runId}, agent ${event.agentId})\n`;
     case 'session:sub_agent_progress':
-      return `[${childOf(event.runId) ?? event.runId}] ${event.progressLine}, ${Math.round(event.elapsedMs / 1000)}s\n`;
+      // The seed's "running, step N": N is the child's tool calls so far, which the line says.
+      return `[${childOf(event.runId) ?? event.runId}] ${event.progressLine} (tool calls so far), ${Math.round(event.elapsedMs / 1000)}s\n`;
     case 'child:finished': {
       const why = event.failureClass ?? event.errorCode;
       const ref = event.resultRef ? `, result ${event.resultRef.bytes}B ${event.resultRef.kind}` : '';
@@ -31,6 +33,11 @@ export function formatPlainLine(event: CoordinatorEvent, childOf: (runId: string
       return `plan ${event.outcome} in ${event.durationMs} ms: ${t.done} done, ${t.failed} failed, ${t.timed_out} timed out, ${t.skipped} skipped, ${t.cancelled} cancelled; lead context ${event.leadContextChars} chars\n`;
     }
   }
+}
+
+/** A failed child's stderr tail (already redacted and escaped), indented under its line. */
+export function formatChildDetail(detail: ChildDetail): string {
+  return `[${detail.childId}] stderr (last ${detail.stderrTail.length} chars):\n${detail.stderrTail.split('\n').map((l) => `  | ${l}\n`).join('')}`;
 }
 
 /** A plain renderer that remembers which child a runId belongs to. */

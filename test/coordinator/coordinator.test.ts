@@ -5,7 +5,7 @@ import * as yaml from 'yaml';
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
-import { runPlan } from '../../src/lib/coordinator/coordinator.js';
+import { runPlan, type ChildDetail } from '../../src/lib/coordinator/coordinator.js';
 import type { CoordinatorEvent } from '../../src/lib/coordinator/events.js';
 import { parsePlanText } from '../../src/lib/coordinator/plan.js';
 import { tempDir } from '../helpers/temp.js';
@@ -87,6 +87,51 @@ children:
     // Events are content-free: no stdout text anywhere in them.
     expect(JSON.stringify(events)).not.toContain('first ran');
     expect(JSON.stringify(events)).not.toContain('first is fine');
+  });
+
+  it("keeps a failed child's stderr tail with its result: redacted, bounded, control characters visible, never in an event", async () => {
+    const { home, lead } = await setup();
+    const events: (CoordinatorEvent | ChildDetail)[] = [];
+    // 3,000 filler chars first, so the 2,000-char bound shows; then a terminal attack and the lease bearer.
+    const p = plan(`
+children:
+  - id: noisy
+    language: js
+    inline: |
+      process.stderr.write('filler '.repeat(430) + '\\n');
+      process.stderr.write('title \\x1b]0;pwned\\x07 clear \\x1b[2J bell \\x07 cr \\r bidi \\u202e tab\\tend\\n');
+      process.stderr.write('lease ' + process.env.COMIS_CAP_LEASE + '\\n');
+      process.stderr.write('last line\\n');
+      process.exit(4);
+  - id: fine
+    language: js
+    inline: "console.error('stderr of a child that succeeds'); console.log('ok')"
+`);
+    const res = await runPlan({ plan: p, lead, home, sessionKey: 's-tail', onEvent: (e) => events.push(e), onChildDetail: (d) => events.push(d) });
+    const by = Object.fromEntries(res.children.map((c) => [c.childId, c]));
+    expect(by.noisy!.state).toBe('failed');
+    const tail = by.noisy!.stderrTail!;
+    // The script demonstrably reached every line (the last one is there), and the lease was in its env.
+    expect(tail.endsWith('last line')).toBe(true);
+    expect(tail).toContain('lease [REDACTED]');
+    expect(tail).toMatch(/lease \[REDACTED\]\n/);
+    expect(tail).toContain('title \\x1b]0;pwned\\x07 clear \\x1b[2J bell \\x07 cr \\r bidi \\u{202e} tab\tend');
+    // eslint-disable-next-line no-control-regex
+    expect(tail).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(tail.length).toBeLessThanOrEqual(2000);
+    expect(tail.length).toBeGreaterThan(1_900); // the tail of 3,000+ chars, not all of it
+    // A child that succeeded keeps no stderr.
+    expect(by.fine!.state).toBe('done');
+    expect(by.fine!.stderrTail).toBeUndefined();
+    // The live detail arrives right after the child's own child:finished, and only for the failed child.
+    const details = events.filter((e): e is ChildDetail => e.type === 'child:detail');
+    expect(details).toEqual([{ type: 'child:detail', childId: 'noisy', runId: by.noisy!.runId, stderrTail: tail }]);
+    const finishedAt = events.findIndex((e) => e.type === 'child:finished' && e.childId === 'noisy');
+    expect(events[finishedAt + 1]).toBe(details[0]);
+    // The stored/NDJSON event stream stays content-free.
+    const stream = JSON.stringify(events.filter((e) => e.type !== 'child:detail'));
+    expect(stream).not.toContain('filler');
+    expect(stream).not.toContain('pwned');
   });
 
   it('emits progress at the configured interval and stops at the child end', async () => {

@@ -45,6 +45,21 @@ describe('plans', () => {
     expect(problemOf('children:\n  - id: a\n    language: js\n').message).toContain('exactly one of script');
   });
 
+  it('cites the line of the offending key itself, not of its parent', () => {
+    // Unknown keys: each on its own line (the parent child starts on line 2).
+    const unknown = problemOf('name: p\nchildren:\n  - id: a\n    inline: x\n    language: js\n    colour: red\n    size: 3\n');
+    expect(unknown.message).toContain('plan.yaml:6 children[0].colour: unknown key "colour"');
+    expect(unknown.message).toContain('plan.yaml:7 children[0].size: unknown key "size"');
+    expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\nconcurency: 2\n').message).toContain('plan.yaml:5 concurency: unknown key');
+    // A key with no value, and an item of a block list.
+    expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\n    timeoutMs:\n').message).toContain('plan.yaml:5 children[0].timeoutMs');
+    expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\n    capabilities:\n      - orch:read\n      - orch:bogus\n').message).toContain(
+      'plan.yaml:7 children[0].capabilities[1]',
+    );
+    // Inside a flow map, the line the key is on.
+    expect(problemOf('children:\n  - {id: a, inline: x, language: js}\n  - {id: b, inline: x,\n     language: js, colour: red}\n').message).toContain('plan.yaml:4 children[1].colour');
+  });
+
   it('refuses a cycle before anything runs', () => {
     const err = problemOf('children:\n  - {id: a, inline: x, language: js, dependsOn: [c]}\n  - {id: b, inline: x, language: js, dependsOn: [a]}\n  - {id: c, inline: x, language: js, dependsOn: [b]}\n');
     expect(err.message).toContain('cycle: a → c → b → a');

@@ -34,6 +34,45 @@ describe('comis CLI', () => {
     expect(parseJson(json.stdout)).toMatchObject({ status: 'error', error: { code: 'USAGE' } });
   });
 
+  it('an unknown command is a USAGE error with "Did you mean", exit 2, in --json too', () => {
+    const home = tempDir();
+    const typo = runComis(['skil', 'scan', 'skills/'], { home });
+    expect(typo.status).toBe(2);
+    expect(typo.stderr).toBe('Error [USAGE]: Unknown command: comis skil\nHint: Did you mean `comis skill scan`? Run `comis --help` to see the commands.\n');
+    expect(typo.stdout).toBe('');
+    const json = runComis(['sdk', 'emitt', '--json'], { home });
+    expect(json.status).toBe(2);
+    expect(parseJson(json.stdout)).toEqual({
+      status: 'error',
+      error: { code: 'USAGE', message: 'Unknown command: comis sdk emitt', hint: 'Did you mean `comis sdk emit`? Run `comis --help` to see the commands.' },
+    });
+    expect(json.stderr).toBe('');
+    // A transposition, and a leaf typed without its topic.
+    expect(runComis(['explian', '--last'], { home }).stderr).toContain('Did you mean `comis explain`?');
+    expect(runComis(['probe'], { home }).stderr).toContain('Did you mean `comis jail probe`?');
+    // Nothing close: no guess, just the way to the list.
+    const far = runComis(['frobnicate', '--json'], { home });
+    expect(far.status).toBe(2);
+    expect(parseJson(far.stdout).error).toEqual({ code: 'USAGE', message: 'Unknown command: comis frobnicate', hint: 'Run `comis --help` to see the commands.' });
+    // A flag where the command belongs.
+    const flag = runComis(['--jsn'], { home });
+    expect(flag.status).toBe(2);
+    expect(flag.stderr).toMatch(/^Error \[USAGE\]: Unknown flag: --jsn\nHint: A command comes first/);
+  });
+
+  it('an unknown flag suggests the nearest flag of that command, negated ones included, in --json too', () => {
+    const home = tempDir();
+    const res = runComis(['sdk', 'emit', '--chek', 'x'], { home });
+    expect(res.status).toBe(2);
+    expect(res.stderr).toBe('Error [USAGE]: Nonexistent flag: --chek\nHint: Did you mean `--check`? Run `comis sdk emit --help` to see the arguments and flags.\n');
+    const json = runComis(['run', 'plan.yaml', '--no-tiu', '--json'], { home });
+    expect(json.status).toBe(2);
+    expect(parseJson(json.stdout).error).toMatchObject({ code: 'USAGE', message: 'Nonexistent flag: --no-tiu', hint: expect.stringMatching(/^Did you mean `--no-tui`\?/) });
+    // orchestrate's fast path hands an unknown flag to oclif, so it gets the same hint.
+    expect(runComis(['orchestrate', 'x.ts', '--sesion', 'k'], { home }).stderr).toContain('Did you mean `--session`?');
+    expect(runComis(['sdk', 'emit', '--frobnicate'], { home }).stderr).toBe('Error [USAGE]: Nonexistent flag: --frobnicate\nHint: Run `comis sdk emit --help` to see the arguments and flags.\n');
+  });
+
   it('sdk emit writes byte-identical files twice, and --check detects a modified file', () => {
     const home = tempDir();
     const a = join(tempDir(), 'a');

@@ -77,7 +77,7 @@ children:
     dependsOn: [first]
   - id: broken
     language: js
-    inline: "process.exit(3)"
+    inline: "console.error('broken: \\\\x1b[31m no config'); process.exit(3)"
   - id: after-broken
     language: js
     inline: "console.log('never')"
@@ -112,6 +112,11 @@ describe('comis run', () => {
     expect(result.totals).toMatchObject({ done: 3, failed: 1, timed_out: 1, skipped: 1 });
     const first = result.children.find((c: any) => c.childId === 'first');
     expect(first.summary).toBe('first ok');
+    // The failed child's stderr tail is in its result, terminal-escaped; never in an event.
+    const broken = result.children.find((c: any) => c.childId === 'broken');
+    expect(broken.stderrTail).toBe('broken: \\x1b[31m no config');
+    expect(first.stderrTail).toBeUndefined();
+    expect(JSON.stringify(events)).not.toContain('no config');
     expect(readFileSync(join(h.home, first.resultRef.ref), 'utf8')).toBe('SUMMARY: first ok\n');
     expect(readFileSync(result.leadContext.file, 'utf8')).toContain(`Full result (drill in with read/grep/jq): ${first.resultRef.ref} (18B, text)`);
     // Child runs are recorded under the session with the plan run as parent.
@@ -161,12 +166,21 @@ describe('comis run', () => {
     const res = h.run(['run', plan, '--progress-interval-ms', '200']);
     expect(res.status).toBe(0);
     const lines = res.stdout.split('\n');
-    const progress = lines.filter((l) => /^\[ticker\] running, step 0/.test(l));
+    const progress = lines.filter((l) => /^\[ticker\] running, step 0 \(tool calls so far\), \d+s$/.test(l));
     expect(progress.length).toBeGreaterThanOrEqual(2);
     const end = lines.findIndex((l) => l.startsWith('[ticker] done'));
     expect(lines.slice(end).some((l) => l.includes('running, step'))).toBe(false);
     expect(res.stdout).toContain('--- lead context');
     expect(res.stdout).toContain('ticked');
+  });
+
+  it("plain lines: a failed child's stderr tail follows its line, escaped", () => {
+    const h = makeHome();
+    const plan = writePlan('children:\n  - id: oops\n    language: py\n    inline: |\n      import sys\n      print("bad \\x1b]0;title\\x07 input", file=sys.stderr)\n      sys.exit(5)\n');
+    const res = h.run(['run', plan]);
+    expect(res.status).toBe(1);
+    expect(res.stdout).toMatch(/^\[oops\] FAILED \(nonzero_exit\) after \d+ ms, 0 steps, result 0B text; lead context \d+ chars\n\[oops\] stderr \(last \d+ chars\):\n {2}\| bad \\x1b\]0;title\\x07 input\n/m);
+    expect(res.stdout).not.toContain('\x1b');
   });
 
   it('--follow sees a run another process is executing', async () => {
@@ -204,6 +218,56 @@ describe('comis run', () => {
     expect(runner.output()).toMatch(/\[later\] cancelled/);
     expect(runner.output()).toContain('plan interrupted');
     if (uid >= 0) expect(processesOfUid(uid)).toEqual([]);
+  });
+
+  it('TUI at 60 columns: a first frame that says what is happening, a failed child with its stderr, every line fitting', () => {
+    const h = makeHome();
+    const plan = writePlan('name: narrow\nchildren:\n  - id: a-rather-long-child-name-x\n    language: js\n    inline: "console.log(\'SUMMARY: fine\')"\n  - id: oops\n    language: js\n    inline: "console.error(\'oops: \\\\x1b[2J no such key\'); process.exit(2)"\n');
+    const driver = join(tempDir(), 'drive_tty60.py');
+    writeFileSync(
+      driver,
+      `import os, pty, select, struct, fcntl, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 60, 0, 0))
+chunks, t0 = [], time.time()
+while time.time() - t0 < 60:
+    r, _, _ = select.select([fd], [], [], 0.1)
+    if r:
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            break
+        if not d:
+            break
+        chunks.append(d)
+_, status = os.waitpid(pid, 0)
+sys.stdout.write('EXIT %d\\n' % os.waitstatus_to_exitcode(status))
+sys.stdout.flush()
+sys.stdout.buffer.write(b''.join(chunks))
+`,
+    );
+    const res = spawnSync('python3', [driver, process.execPath, comisBin, 'run', plan], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h.home, COMIS_HOME: h.home }, encoding: 'utf8', timeout: 90_000 });
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toMatch(/^EXIT 1$/m);
+    const raw = res.stdout.slice(res.stdout.indexOf('\n') + 1);
+    // The very first thing Ink drew names the plan and what is going on (not an empty frame).
+    const text = raw.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, '');
+    const [firstLine, secondLine] = text.trimStart().split(/\r?\n/);
+    expect(firstLine!.length).toBeLessThanOrEqual(60);
+    expect(`comis run ${plan}`.startsWith(firstLine!.replace(/…$/, ''))).toBe(true);
+    expect(secondLine).toBe('starting: reading the plan and config…');
+    // The last TUI frame (before the lead context is printed): the failed row, its escaped stderr, the legend.
+    const tui = text.slice(0, text.indexOf('--- lead context'));
+    const last = tui.slice(tui.lastIndexOf('comis run narrow'));
+    expect(last).toMatch(/✘ oops\s+FAILED\s+\S+\s+0 calls\s+nonzero_exit/);
+    expect(last).toMatch(/│ oops: \\x1b\[2J no such key/);
+    expect(last).toContain('calls = tool calls the child made so far');
+    expect(last).toContain('failure in');
+    for (const line of last.split(/\r?\n/)) expect(line.length, line).toBeLessThanOrEqual(60);
+    // The child's own ESC never reached the terminal: only Ink's own sequences did.
+    expect(raw).not.toContain('\x1b[2J no such key');
   });
 
   it('TUI on a terminal: Ctrl-C stops the plan cleanly, no jailed process left', () => {

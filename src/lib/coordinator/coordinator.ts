@@ -29,6 +29,7 @@ import { detectKind } from '../resultref/materialize.js';
 import { CHILD_STATES, type ChildState, type CoordinatorEvent, type PlannedChild, type ResultRefInfo } from './events.js';
 import type { Plan, PlanChild } from './plan.js';
 import { DEFAULT_PROGRESS_INTERVAL_MS, startProgressFork } from './progress.js';
+import { childStderrTail } from './stderr-tail.js';
 import { announce, boundSummary, summarizeStdout } from './summary.js';
 
 export const DEFAULT_CONCURRENCY = 2;
@@ -44,6 +45,12 @@ export interface RunPlanOptions {
   onEvent?: (event: CoordinatorEvent) => void;
   /** Each finished child run's record, to store (content-free). */
   onChildRun?: (outcome: OrchestrateOutcome) => void;
+  /**
+   * A failed child's redacted, terminal-escaped stderr tail, right after its
+   * child:finished event. Content, so never an event (events are stored and
+   * content-free): only the live renderers of this process get it.
+   */
+  onChildDetail?: (detail: ChildDetail) => void;
   /** Aborting stops the plan: queued children never start, running ones are killed. */
   signal?: AbortSignal;
   planRunId?: string;
@@ -59,6 +66,15 @@ export interface ChildReport extends PlannedChild {
   /** The bounded summary the lead received. */
   summary: string;
   resultRef?: (ResultRefInfo & { path: string }) | undefined;
+  /** A failed or timed-out child's last stderr (≤ 2,000 chars): secrets redacted, control characters shown as text. */
+  stderrTail?: string | undefined;
+}
+
+export interface ChildDetail {
+  type: 'child:detail';
+  childId: string;
+  runId: string | undefined;
+  stderrTail: string;
 }
 
 export interface PlanRunResult {
@@ -264,6 +280,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       r.state = options.signal?.aborted && res.outcome === 'failure' ? 'cancelled' : res.outcome === 'success' ? 'done' : res.failureClass === 'timeout' ? 'timed_out' : 'failed';
       if (r.state === 'cancelled') r.failureClass = undefined;
       else if (res.failureClass) detail = `${res.failureClass}${res.exitCode !== null && res.failureClass === 'nonzero_exit' ? `, exit ${res.exitCode}` : ''}`;
+      if (r.state === 'failed' || r.state === 'timed_out') r.stderrTail = childStderrTail(res.stderrTail);
       r.summary = summarizeStdout(res.stdout, child.summaryMaxChars).text;
       try {
         r.resultRef = materializeChildOutput(teePath, keptResults, workspace, res.runId, home, r.agentId);
@@ -283,6 +300,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     r.stepsExecuted = steps;
     if (r.deniedCaps.length > 0) detail = [detail, `denied ${r.deniedCaps.join(', ')}`].filter(Boolean).join('; ');
     finish(r, detail);
+    if (r.stderrTail !== undefined) options.onChildDetail?.({ type: 'child:detail', childId: r.childId, runId: r.runId, stderrTail: r.stderrTail });
   };
 
   // The scheduler: start ready children (deps done) up to the concurrency; skip those whose deps failed.

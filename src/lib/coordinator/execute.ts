@@ -5,7 +5,7 @@
  */
 import { ComisError } from '../errors.js';
 import type { CoordinatorEvent } from './events.js';
-import type { PlanRunResult } from './coordinator.js';
+import type { ChildDetail, PlanRunResult } from './coordinator.js';
 
 export interface ExecuteRunInput {
   planFile: string;
@@ -14,6 +14,8 @@ export interface ExecuteRunInput {
   concurrency?: number | undefined;
   progressIntervalMs?: number | undefined;
   onEvent: (event: CoordinatorEvent) => void;
+  /** A failed child's stderr tail, for the live renderers only (never stored). */
+  onChildDetail?: (detail: ChildDetail) => void;
   signal?: AbortSignal;
   /** A store problem costs the record, never the run. */
   onWarning?: (message: string) => void;
@@ -59,6 +61,7 @@ export async function executeRunPlan(input: ExecuteRunInput): Promise<PlanRunRes
         input.onEvent(e);
       },
       onChildRun: guarded(log?.recordChildRun),
+      onChildDetail: input.onChildDetail,
     });
   } finally {
     store?.close();

@@ -100,20 +100,37 @@ export function parsePlanText(text: string, file: string, yaml: typeof import('y
     throw planError(file, doc.errors.map((e) => ({ file, line: lineOf(e.pos[0]), key: '', message: `YAML syntax error (${e.code})` })));
   }
   const parsed = planSchema.safeParse(doc.toJS({ maxAliasCount: 100 }) ?? {});
+  /**
+   * The line of the deepest node of `path` that exists, taken from its KEY
+   * (`timeoutMs:`), not from its value or its parent map: a key with no value
+   * or an unknown key is then cited on its own line.
+   */
   const nodeLine = (path: readonly (string | number)[]): number => {
-    for (let depth = path.length; depth >= 0; depth--) {
-      const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
-      if (node && typeof node === 'object' && 'range' in node) return lineOf((node as { range?: [number] }).range?.[0]);
+    let node: unknown = doc.contents;
+    let line = yaml.isNode(node) && node.range ? lineOf(node.range[0]) : 1;
+    for (const seg of path) {
+      if (yaml.isMap(node)) {
+        const pair = node.items.find((p) => (yaml.isScalar(p.key) ? p.key.value : p.key) === seg);
+        if (!pair) break;
+        if (yaml.isNode(pair.key) && pair.key.range) line = lineOf(pair.key.range[0]);
+        node = pair.value;
+      } else if (yaml.isSeq(node) && typeof seg === 'number') {
+        const item = node.items[seg];
+        if (!yaml.isNode(item)) break;
+        if (item.range) line = lineOf(item.range[0]);
+        node = item;
+      } else break;
     }
-    return 1;
+    return line;
   };
   if (!parsed.success) {
     throw planError(
       file,
-      parsed.error.issues.map((i) => {
+      parsed.error.issues.flatMap((i) => {
         const path = i.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
-        const key = i.code === 'unrecognized_keys' ? dotted([...path, i.keys[0] ?? '']) : dotted(path);
-        return { file, line: nodeLine(path), key, message: i.code === 'unrecognized_keys' ? `unknown key "${i.keys[0]}"` : i.message };
+        // One problem per unknown key, each on the line of that key.
+        if (i.code === 'unrecognized_keys') return i.keys.map((k) => ({ file, line: nodeLine([...path, k]), key: dotted([...path, k]), message: `unknown key "${k}"` }));
+        return [{ file, line: nodeLine(path), key: dotted(path), message: i.message }];
       }),
     );
   }

@@ -2,6 +2,7 @@
  * The coordinator view as data: a pure fold of the event stream into rows and
  * totals. The Ink TUI, the plain renderer and --follow all render this.
  */
+import type { ChildDetail } from './coordinator.js';
 import { CHILD_STATES, type ChildState, type CoordinatorEvent } from './events.js';
 
 export interface ChildRow {
@@ -17,6 +18,8 @@ export interface ChildRow {
   failureClass?: string | undefined;
   errorCode?: string | undefined;
   resultBytes?: number | undefined;
+  /** A failed child's escaped stderr tail (live runs only: --follow never has it). */
+  stderrTail?: string | undefined;
 }
 
 export interface CoordinatorViewState {
@@ -40,9 +43,11 @@ export function totalsOf(state: CoordinatorViewState): Record<ChildState, number
   return t;
 }
 
-/** Applies one event; returns a new state (rows are copied on change). */
-export function reduceView(state: CoordinatorViewState, event: CoordinatorEvent): CoordinatorViewState {
+/** Applies one event (or a live child detail); returns a new state (rows are copied on change). */
+export function reduceView(state: CoordinatorViewState, event: CoordinatorEvent | ChildDetail): CoordinatorViewState {
   switch (event.type) {
+    case 'child:detail':
+      return { ...state, rows: state.rows.map((r) => (r.childId === event.childId ? { ...r, stderrTail: event.stderrTail } : r)) };
     case 'plan:started':
       return {
         ...state,
