@@ -60,7 +60,8 @@ export function node(): { cmd: (code: string) => string[]; mounts: JailMount[] }
 export interface RunResult {
   code: number | null;
   signal: NodeJS.Signals | null;
-  killedBy?: 'kill' | 'quota';
+  killedBy?: 'kill' | 'quota' | 'deadline';
+  started: boolean;
   stdout: string;
   stderr: string;
   pid: number;
@@ -87,6 +88,7 @@ export async function runInJail(opts: RunOptions): Promise<RunResult> {
     hostUid: ws.hostUid,
     ...(opts.stdin ? { stdin: opts.stdin } : {}),
     ...(opts.writableQuota ? { writableQuota: opts.writableQuota } : {}),
+    ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
   };
   const p = spawnJail(req);
   let stdout = '';
