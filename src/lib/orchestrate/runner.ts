@@ -259,14 +259,10 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     results,
   };
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
-  let slicer: SliceQueryRunner | undefined;
-  const getSlicer = async (): Promise<SliceQueryRunner> => {
-    if (!slicer) {
-      const { createSliceQueryRunner } = await import('../resultref/duckdb/run-slice-query.js');
-      slicer = createSliceQueryRunner({ resultsDir });
-    }
-    return slicer;
-  };
+  // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
+  let slicer: Promise<SliceQueryRunner> | undefined;
+  const getSlicer = (): Promise<SliceQueryRunner> =>
+    (slicer ??= import('../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir })));
   const sliceFailure = (r: { error: string; code: string }): unknown => {
     // An absent DuckDB degrades honestly to an {error}; anything else is a refusal the script sees thrown.
     if (r.code === 'duckdb_missing') return { error: r.error };
@@ -407,7 +403,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     if (teeFd !== undefined) closeSync(teeFd);
     registry.revoke(assembly.lease.leaseId);
     await socket?.close();
-    await slicer?.close();
+    // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
+    await slicer?.then((x) => x.close(), () => undefined);
     if (options.keepResultsDir) {
       try {
         cpSync(resultsDir, options.keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });

@@ -1,0 +1,99 @@
+/**
+ * Attack battery, DuckDB child lifetime: a `.sql()` query that never ends
+ * (an endless recursive CTE) must not outlive its run, whether the run ends
+ * by its timeout or by the script exiting while the query still runs.
+ *
+ * Positive control in each case: during the run, a DuckDB child (on the
+ * host's /proc, a descendant of this process) is seen burning more CPU than
+ * booting costs: the endless query really ran (a prewarmed spare child that
+ * only waits would not count).
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
+import { runOrchestrate } from '../../src/lib/orchestrate/runner.js';
+import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
+import { tempDir } from '../helpers/temp.js';
+
+requireDuckDbInCi();
+
+/** CPU ticks (user + system) a child must have used to count as running the query, not just booted. */
+const QUERY_RAN_TICKS = 100;
+
+/** Live (non-zombie) processes descending from this one whose command line names the DuckDB query child, with their CPU ticks. */
+function queryChildren(): { pid: number; ticks: number }[] {
+  const ticks = new Map<number, number>();
+  const parent = new Map<number, number>();
+  const candidates: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' || fields[0] === 'X') continue;
+      parent.set(pid, Number(fields[1]));
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('query-child.mjs')) candidates.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return candidates
+    .filter((pid) => {
+      for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true;
+      return false;
+    })
+    .map((pid) => ({ pid, ticks: ticks.get(pid) ?? 0 }));
+}
+
+const ENDLESS = 'WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) AS c FROM t';
+
+async function runWithEndlessQuery(tail: string, timeoutMs: number): Promise<{ seenDuring: boolean; result: Awaited<ReturnType<typeof runOrchestrate>>['public'] }> {
+  const home = tempDir('comis-duck-life-');
+  const agent = resolveAgent(await loadConfig({ home }));
+  const rows = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(40) })).join('\n');
+  // The default workspace of the default agent.
+  const ws = join(home, 'workspaces', 'default');
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, 'data.jsonl'), `${rows}\n`);
+  const source = `import { comis_tools, ResultRef } from './comis_tools.js';
+const ref = await comis_tools.read({ path: 'data.jsonl' });
+if (!(ref instanceof ResultRef)) throw new Error('expected a ResultRef');
+console.log('querying');
+${tail}`;
+  let seenDuring = false;
+  const poll = setInterval(() => {
+    if (queryChildren().some((c) => c.ticks >= QUERY_RAN_TICKS)) seenDuring = true;
+  }, 50);
+  try {
+    const res = await runOrchestrate({ source, displayName: 'endless.mjs', language: 'js', agent, home, sessionKey: 's', timeoutMs });
+    return { seenDuring, result: res.public };
+  } finally {
+    clearInterval(poll);
+  }
+}
+
+describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
+  it('a never-ending .sql() is gone right after a timed-out run returns', async () => {
+    const { seenDuring, result } = await runWithEndlessQuery(`await ref.sql(${JSON.stringify(ENDLESS)});\nconsole.log('NEVER');`, 4_000);
+    expect(result.stdout).toBe('querying\n');
+    expect(result.failureClass).toBe('timeout');
+    expect(seenDuring, 'the DuckDB child ran during the run').toBe(true);
+    expect(queryChildren()).toEqual([]);
+  });
+
+  it('a .sql() still running when the script exits normally is gone when the run returns', async () => {
+    const { seenDuring, result } = await runWithEndlessQuery(
+      `ref.sql(${JSON.stringify(ENDLESS)}).catch(() => undefined);\nawait new Promise((r) => setTimeout(r, 4000));\nprocess.exit(0);`,
+      60_000,
+    );
+    expect(result.stdout).toBe('querying\n');
+    expect(result.outcome).toBe('success');
+    expect(seenDuring, 'the DuckDB child ran during the run').toBe(true);
+    expect(queryChildren()).toEqual([]);
+  });
+});
