@@ -8,6 +8,7 @@
  * booting costs: the endless query really ran (a prewarmed spare child that
  * only waits would not count).
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -15,16 +16,18 @@ import { describe, expect, it } from 'vitest';
 
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
 import { runOrchestrate } from '../../src/lib/orchestrate/runner.js';
+import { comisBin, repoRoot } from '../helpers/cli.js';
 import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/temp.js';
+import { until } from '../jail/helpers.js';
 
 requireDuckDbInCi();
 
 /** CPU ticks (user + system) a child must have used to count as running the query, not just booted. */
 const QUERY_RAN_TICKS = 100;
 
-/** Live (non-zombie) processes descending from this one whose command line names the DuckDB query child, with their CPU ticks. */
-function queryChildren(): { pid: number; ticks: number }[] {
+/** Live (non-zombie) processes descending from `ancestor` whose command line names the DuckDB query child, with their CPU ticks. */
+function queryChildren(ancestor = process.pid): { pid: number; ticks: number }[] {
   const ticks = new Map<number, number>();
   const parent = new Map<number, number>();
   const candidates: number[] = [];
@@ -44,7 +47,7 @@ function queryChildren(): { pid: number; ticks: number }[] {
   }
   return candidates
     .filter((pid) => {
-      for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === process.pid) return true;
+      for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === ancestor) return true;
       return false;
     })
     .map((pid) => ({ pid, ticks: ticks.get(pid) ?? 0 }));
@@ -52,19 +55,36 @@ function queryChildren(): { pid: number; ticks: number }[] {
 
 const ENDLESS = 'WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT count(*) AS c FROM t';
 
-async function runWithEndlessQuery(tail: string, timeoutMs: number): Promise<{ seenDuring: boolean; result: Awaited<ReturnType<typeof runOrchestrate>>['public'] }> {
+/** Whether `pid` is still a live process running the query child (not gone, not a zombie, not a reused pid). */
+function stillQueryChild(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('query-child.mjs');
+  } catch {
+    return false;
+  }
+}
+
+function seedHome(): { home: string; ws: string } {
   const home = tempDir('comis-duck-life-');
-  const agent = resolveAgent(await loadConfig({ home }));
-  const rows = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(40) })).join('\n');
-  // The default workspace of the default agent.
   const ws = join(home, 'workspaces', 'default');
   mkdirSync(ws, { recursive: true });
+  const rows = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(40) })).join('\n');
   writeFileSync(join(ws, 'data.jsonl'), `${rows}\n`);
-  const source = `import { comis_tools, ResultRef } from './comis_tools.js';
+  return { home, ws };
+}
+
+const PRELUDE = `import { comis_tools, ResultRef } from './comis_tools.js';
 const ref = await comis_tools.read({ path: 'data.jsonl' });
 if (!(ref instanceof ResultRef)) throw new Error('expected a ResultRef');
 console.log('querying');
-${tail}`;
+`;
+
+async function runWithEndlessQuery(tail: string, timeoutMs: number): Promise<{ seenDuring: boolean; result: Awaited<ReturnType<typeof runOrchestrate>>['public'] }> {
+  const { home } = seedHome();
+  const agent = resolveAgent(await loadConfig({ home }));
+  const source = `${PRELUDE}${tail}`;
   let seenDuring = false;
   const poll = setInterval(() => {
     if (queryChildren().some((c) => c.ticks >= QUERY_RAN_TICKS)) seenDuring = true;
@@ -95,5 +115,30 @@ describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
     expect(result.outcome).toBe('success');
     expect(seenDuring, 'the DuckDB child ran during the run').toBe(true);
     expect(queryChildren()).toEqual([]);
+  });
+
+  it('SIGKILL of the comis process takes a running query child down with it (--die-with-parent)', async () => {
+    const { home } = seedHome();
+    const script = join(tempDir('comis-duck-script-'), 'endless.mjs');
+    writeFileSync(script, `${PRELUDE}await ref.sql(${JSON.stringify(ENDLESS)});\n`);
+    const comis = spawn(process.execPath, [comisBin, 'orchestrate', script, '--timeout-ms', '120000'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    comis.stdout.resume();
+    comis.stderr.resume();
+    try {
+      let running: number[] = [];
+      await until(() => {
+        running = queryChildren(comis.pid).filter((c) => c.ticks >= QUERY_RAN_TICKS).map((c) => c.pid);
+        return running.length > 0;
+      }, 60_000, 'the DuckDB query to run');
+      comis.kill('SIGKILL');
+      // Parent-death signals are delivered asynchronously: poll (a liveness bound, not a timing claim).
+      await until(() => running.every((pid) => !stillQueryChild(pid)), 20_000, 'the query child to die');
+    } finally {
+      comis.kill('SIGKILL');
+    }
   });
 });
