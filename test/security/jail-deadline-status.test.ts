@@ -73,6 +73,30 @@ describe('the deadline does not depend on comis\'s event loop', () => {
     }
   });
 
+  it('kill() of a supervised jail at any moment of its start leaves nothing (the supervisor\'s whole process group is ended)', async () => {
+    for (const delayMs of [0, 5, 20, 60]) {
+      const mark = marker();
+      const ws = workspace();
+      const p = spawnJail({
+        command: ['/bin/sh', '-c', `exec /bin/sleep ${mark}`],
+        mounts: [{ kind: 'rw', source: ws.path, target: WS }],
+        cwd: WS,
+        env: { PATH: '/usr/bin:/bin' },
+        limits,
+        hostUid: ws.hostUid,
+        deadlineMs: 600_000,
+      });
+      p.stderr.resume();
+      await new Promise((r) => setTimeout(r, delayMs));
+      p.kill();
+      const exit = await p.exited;
+      expect(exit.killedBy).toBe('kill');
+      await until(() => pidsWithCmdline(mark).length === 0, 20_000, 'the jailed sleep to be gone');
+      expect(pidsWithCmdline(`600.000 `).filter((pid) => pid === p.pid)).toEqual([]);
+      if (root) await until(() => pidsOfUid(ws.hostUid).length === 0, 20_000, 'no process of the jail uid');
+    }
+  });
+
   it('a run whose comis timer never fires in time still ends at the supervisor deadline, as timeout', async () => {
     const mark = marker();
     let sawJail = false;

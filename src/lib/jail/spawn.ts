@@ -227,6 +227,16 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
   let done = false;
   let bwrapKillTimer: NodeJS.Timeout | undefined;
   const killBwrap = (): void => {
+    // The supervisor leads its own process group (bubblewrap before its
+    // setsid'd child, the stager): end them all, not just the supervisor. The
+    // group exists only once `timeout` ran setpgid, so this never reaches ours.
+    if (req.deadlineMs !== undefined && topPid > 0) {
+      try {
+        process.kill(-topPid, 'SIGKILL');
+      } catch {
+        /* no such group yet, or gone */
+      }
+    }
     try {
       child.kill('SIGKILL');
     } catch {
