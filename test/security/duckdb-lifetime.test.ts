@@ -16,6 +16,8 @@ import { describe, expect, it } from 'vitest';
 
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
 import { runOrchestrate } from '../../src/lib/orchestrate/runner.js';
+import { resolveDuckDb } from '../../src/lib/resultref/duckdb/run-slice-query.js';
+import { defaultQuerySpawner } from '../../src/lib/resultref/duckdb/spawn-query-process.js';
 import { comisBin, repoRoot } from '../helpers/cli.js';
 import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/temp.js';
@@ -139,6 +141,36 @@ describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
       await until(() => running.every((pid) => !stillQueryChild(pid)), 20_000, 'the query child to die');
     } finally {
       comis.kill('SIGKILL');
+    }
+  });
+
+  it('a query child lives at most its maxLifetimeMs even while the daemon\'s event loop is blocked (the jail supervisor); control: without it, it lives on', async () => {
+    const spawnQuery = await defaultQuerySpawner();
+    const results = join(tempDir('comis-duck-life-'), 'results');
+    mkdirSync(results);
+    for (const bounded of [true, false]) {
+      const proc = spawnQuery({
+        resultsDir: results,
+        duckdbScopeDir: resolveDuckDb()!.scopeDir,
+        childSource: "console.log('up'); setInterval(() => {}, 1000);",
+        memoryMb: 64,
+        threads: 1,
+        boot: () => '{}',
+        ...(bounded ? { maxLifetimeMs: 1_000 } : {}),
+      });
+      let out = '';
+      proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      proc.stderr.resume();
+      await until(() => out.includes('up'), 30_000, 'the child to start');
+      const pids = queryChildren().map((c) => c.pid);
+      expect(pids.length).toBeGreaterThan(0);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 4_000);
+      const alive = pids.filter(stillQueryChild);
+      if (bounded) expect(alive, 'killed during the block').toEqual([]);
+      else expect(alive.length, 'the unbounded control outlived the block').toBeGreaterThan(0);
+      proc.kill();
+      await proc.exited;
+      proc.cleanup();
     }
   });
 });

@@ -268,6 +268,8 @@ function startChild(settings: ChildSettings): QueryChild | SliceQueryError {
       childSource: QUERY_CHILD_SOURCE,
       memoryMb: settings.memoryMb,
       threads: settings.threads,
+      // A backstop outside the event loop: its idle wait, the longest query allowed, and slack.
+      maxLifetimeMs: settings.idleMs + SLICE_BOUNDS.timeoutMs[1] + 30_000,
       boot: (v) => {
         view = v;
         return JSON.stringify({
