@@ -3,10 +3,10 @@
  * (an endless recursive CTE) must not outlive its run, whether the run ends
  * by its timeout or by the script exiting while the query still runs.
  *
- * Positive control in each case: during the run, a DuckDB child (on the
- * host's /proc, a descendant of this process) is seen burning more CPU than
- * booting costs: the endless query really ran (a prewarmed spare child that
- * only waits would not count).
+ * Positive control in each case: after the gate allowed the `ref_sql` call,
+ * a DuckDB query child (on the host's /proc, a descendant of this process)
+ * is seen alive, and the query never answered (the script never printed
+ * past it): the endless query really was running when the run ended.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { until } from '../jail/helpers.js';
 
 requireDuckDbInCi();
 
-/** CPU ticks (user + system) a child must have used to count as running the query, not just booted. */
+/** CPU ticks (user + system) a child must have used to count as running the query, not just booted (for a comis in another process, whose gate events this test cannot see). */
 const QUERY_RAN_TICKS = 100;
 
 /** Live (non-zombie) processes descending from `ancestor` whose command line names the DuckDB query child, with their CPU ticks. */
@@ -88,11 +88,23 @@ async function runWithEndlessQuery(tail: string, timeoutMs: number): Promise<{ s
   const agent = resolveAgent(await loadConfig({ home }));
   const source = `${PRELUDE}${tail}`;
   let seenDuring = false;
+  let sqlAllowed = false;
   const poll = setInterval(() => {
-    if (queryChildren().some((c) => c.ticks >= QUERY_RAN_TICKS)) seenDuring = true;
+    if (sqlAllowed && queryChildren().length > 0) seenDuring = true;
   }, 50);
   try {
-    const res = await runOrchestrate({ source, displayName: 'endless.mjs', language: 'js', agent, home, sessionKey: 's', timeoutMs });
+    const res = await runOrchestrate({
+      source,
+      displayName: 'endless.mjs',
+      language: 'js',
+      agent,
+      home,
+      sessionKey: 's',
+      timeoutMs,
+      onEvent: (e) => {
+        if (e.type === 'capability:audited' && e.tool === 'ref_sql' && e.decision === 'allow') sqlAllowed = true;
+      },
+    });
     return { seenDuring, result: res.public };
   } finally {
     clearInterval(poll);
