@@ -42,7 +42,7 @@ function parseInput(argv: string[]): { input: OrchestrateInput; json: boolean } 
     if (timeoutMs < ORCHESTRATE_FLAGS['timeout-ms'].min) return undefined;
   }
   return {
-    input: { script: parsed.positionals[0]!, lang: lang as OrchestrateInput['lang'], agent: flag('agent'), session: flag('session'), timeoutMs, yes: v.yes === true },
+    input: { script: parsed.positionals[0]!, lang: lang as OrchestrateInput['lang'], agent: flag('agent'), session: flag('session'), timeoutMs, yes: v.yes === true, raw: v.raw === true },
     json: v.json === true,
   };
 }

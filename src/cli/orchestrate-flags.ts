@@ -17,6 +17,7 @@ export const ORCHESTRATE_FLAGS = {
   session: { type: 'string', char: 's', env: 'COMIS_SESSION', description: 'Session key to record the run under (default: a new one, printed).' },
   'timeout-ms': { type: 'integer', min: 100, description: 'Wall-clock timeout in ms (default from config, 60000; at most 600000).' },
   yes: { type: 'boolean', char: 'y', description: "Approve the run's capability footprint without asking (when approvals are on)." },
+  raw: { type: 'boolean', description: "Write the script's stdout to a terminal as is, control characters and escape sequences included (default: shown escaped when stdout is a TTY)." },
 } as const satisfies Record<string, FlagSpec>;
 
 export interface OrchestrateInput {
@@ -26,4 +27,6 @@ export interface OrchestrateInput {
   session?: string | undefined;
   timeoutMs?: number | undefined;
   yes: boolean;
+  /** Pass the script's stdout to a terminal unescaped. */
+  raw?: boolean;
 }

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import type { OrchestrateResult } from '../lib/orchestrate/runner.js';
 import type { OrchestrateInput } from './orchestrate-flags.js';
+import { escapeControls } from './terminal-text.js';
 
 export interface OrchestrateIo {
   json: boolean;
@@ -70,20 +71,29 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   }
   mark('recorded');
   if (timing) process.stderr.write(`timing maxrss-kb ${process.resourceUsage().maxRSS}\n`);
-  if (!io.json) renderHuman(result, generated ? sessionKey : undefined);
+  if (!io.json) renderHuman(result, generated ? sessionKey : undefined, input.raw === true);
   return { result: result.public, exitStatus: result.public.outcome === 'failure' ? ExitCode.FAILURE : ExitCode.OK };
 }
 
-function renderHuman(run: { public: OrchestrateResult }, generatedSession: string | undefined): void {
+/**
+ * Human output. The script's stdout is the script's: to a terminal its
+ * control characters are shown escaped (see escapeControls) unless `raw`;
+ * to a pipe or file it goes byte for byte. The stderr tail is always
+ * escaped: it is diagnosis, and often lands on a terminal via 2>&1.
+ */
+function renderHuman(run: { public: OrchestrateResult }, generatedSession: string | undefined, raw: boolean): void {
   const result = run.public;
-  process.stdout.write(result.stdout);
+  process.stdout.write(process.stdout.isTTY && !raw ? escapeControls(result.stdout) : result.stdout);
   const where = `run ${result.runId}${generatedSession ? `, session ${generatedSession}` : ''}`;
   if (result.outcome === 'failure') {
     const code = result.exitCode === null ? '' : `, exit code ${result.exitCode}`;
     let text = `comis: ${where} failed: ${result.failureClass}${code}, after ${result.durationMs} ms\n`;
     if (result.failureClass === 'timeout') text += `comis: the script ran past its ${result.timeoutMs} ms timeout and was killed (raise it with --timeout-ms)\n`;
     if (result.failureClass === 'stdout_cap') text += 'comis: the script printed more than the stdout hard cap and was killed\n';
-    if (result.stderrTail) text += `--- stderr (last ${result.stderrTail.length} chars) ---\n${result.stderrTail}${result.stderrTail.endsWith('\n') ? '' : '\n'}`;
+    if (result.stderrTail) {
+      const tail = escapeControls(result.stderrTail);
+      text += `--- stderr (last ${result.stderrTail.length} chars) ---\n${tail}${tail.endsWith('\n') ? '' : '\n'}`;
+    }
     process.stderr.write(text);
   } else if (generatedSession && process.stderr.isTTY) {
     process.stderr.write(`comis: ${where}, ${result.durationMs} ms\n`);

@@ -60,7 +60,8 @@ export function node(): { cmd: (code: string) => string[]; mounts: JailMount[] }
 export interface RunResult {
   code: number | null;
   signal: NodeJS.Signals | null;
-  killedBy?: 'kill' | 'quota';
+  killedBy?: 'kill' | 'quota' | 'deadline';
+  started: boolean;
   stdout: string;
   stderr: string;
   pid: number;
@@ -88,6 +89,7 @@ export async function runInJail(opts: RunOptions): Promise<RunResult> {
     ...(opts.stdin ? { stdin: opts.stdin } : {}),
     ...(opts.writableQuota ? { writableQuota: opts.writableQuota } : {}),
     ...(opts.testOnlyWeaken ? { testOnlyWeaken: opts.testOnlyWeaken } : {}),
+    ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
   };
   const p = spawnJail(req);
   let stdout = '';

@@ -58,6 +58,19 @@ describe('jail plan', () => {
     expect(plan.stage).toEqual([]);
   });
 
+  it('with a deadline: the supervisor (setpriv --pdeathsig, then timeout -s KILL) comes right after the rlimits, before the uid drop', () => {
+    const plan = buildJailPlan(request({ deadlineMs: 1500 }), [], { ...rootCtx, tools: { ...tools, timeout: '/usr/bin/timeout' } });
+    const dd = plan.args.indexOf('--');
+    expect(plan.args.slice(dd + 1, dd + 10)).toEqual(['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', '/usr/bin/timeout', '--signal=KILL', '--', '1.500', '/usr/bin/setpriv']);
+    expect(plan.args[dd + 10]).toBe('--reuid=234567');
+    expect(() => buildJailPlan(request({ deadlineMs: 1500 }), [], rootCtx)).toThrow(/needs setpriv and timeout/);
+    invalid(() => checkRequest(request({ deadlineMs: 0 })));
+    invalid(() => checkRequest(request({ deadlineMs: 1.5 })));
+    // Not root, the supervisor is one more task of our uid.
+    const user = buildJailPlan(request({ deadlineMs: 1500 }), [], { tools: { ...tools, timeout: '/usr/bin/timeout' }, root: false, arch: 'x64', hostUid: 1000, tasksOfUid: 37, hardLimits: {} });
+    expect(user.args[0]).toBe('--nproc=102:102');
+  });
+
   it('passes the hardened system base, the env and the seccomp filter through fds', () => {
     const plan = buildJailPlan(request(), [], rootCtx);
     const opts = planOptions(plan);
@@ -144,12 +157,17 @@ describe('jail plan', () => {
     expect(planOptions(plan).join(' ')).toContain('--bind /tmp/stage/0 /workspace');
   });
 
-  it('not root: no setpriv; RLIMIT_NPROC = tasks of our uid + maxProcesses outside, maxProcesses inside', () => {
+  it('not root: no setpriv; RLIMIT_NPROC = tasks of our uid + maxProcesses outside, maxProcesses inside (through the nproc gate)', () => {
     const plan = buildJailPlan(request(), [], { tools: { bwrap: tools.bwrap, prlimit: tools.prlimit }, root: false, arch: 'arm64', hostUid: 1000, tasksOfUid: 37, hardLimits: {} });
     expect(plan.args).not.toContain('/usr/bin/setpriv');
     expect(plan.args[0]).toBe('--nproc=101:101');
     const dd = plan.args.indexOf('--', plan.args.indexOf('/usr/bin/bwrap'));
-    expect(plan.args.slice(dd + 1)).toEqual(['/usr/bin/prlimit', '--nproc=64:64', '--', '/usr/bin/node', '/run/comis/script.mjs']);
+    // No stage inside the jail: bubblewrap execs the command itself, so its exit-code status means the command ran.
+    expect(plan.args.slice(dd + 1)).toEqual(['/usr/bin/node', '/run/comis/script.mjs']);
+    expect(plan.nprocGate).toEqual({ fd: plan.statusFd + 1, nproc: 64 });
+    const opts = planOptions(plan);
+    expect(opts.slice(opts.indexOf('--block-fd'), opts.indexOf('--block-fd') + 2)).toEqual(['--block-fd', String(plan.statusFd + 1)]);
+    expect(buildJailPlan(request(), [], rootCtx).nprocGate).toBeUndefined();
     expect(rlimitArgs(DEFAULT_JAIL_LIMITS, { root: false, tasksOfUid: 10, hardLimits: { nproc: 50, nofile: 1024, as: 1 << 30 } })).toEqual([
       '--nproc=50:50', `--as=${1 << 30}:${1 << 30}`, `--fsize=${256 * 1024 * 1024}:${256 * 1024 * 1024}`, '--core=0:0', '--nofile=1024:1024',
     ]);

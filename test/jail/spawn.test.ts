@@ -158,4 +158,10 @@ describe('spawnJail', () => {
     expect(code(() => spawnJail({ ...base, mounts: [{ kind: 'rw', source: tempDir(), target: '/etc' }] }))).toBe('INPUT_INVALID');
     if (root) expect(code(() => spawnJail({ ...base, hostUid: 0 }))).toBe('INPUT_INVALID');
   });
+
+  it("the jail's own RLIMIT_NPROC is exactly maxProcesses from its first instruction (not root: set through bubblewrap's block fd before the exec)", async () => {
+    const r = await runInJail({ command: ['/bin/sh', '-c', 'grep "^Max processes" /proc/self/limits'], limits: { ...limits, maxProcesses: 23 } });
+    expect(r.stdout).toMatch(/^Max processes\s+23\s+23\s+processes/);
+    expect(r.started).toBe(true);
+  });
 });

@@ -17,9 +17,11 @@ import {
   type SliceQueryResult,
 } from '../../src/lib/resultref/duckdb/run-slice-query.js';
 import { defaultQuerySpawner, type SpawnQueryProcess } from '../../src/lib/resultref/duckdb/spawn-query-process.js';
+import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/temp.js';
 
-const hasDuckDb = isDuckDbAvailable();
+requireDuckDbInCi();
+
 
 /** A run-like layout: `<run>/results/`, as the runner makes it. */
 function makeResults(): string {
@@ -43,7 +45,7 @@ function rowsOf(result: SliceQueryResult): unknown[] {
   return result.rows;
 }
 
-describe.skipIf(!hasDuckDb)('runSliceQuery over real files', () => {
+describe.skipIf(skipWithoutDuckDb)('runSliceQuery over real files', () => {
   it('answers the top-5 query over a 5 MB JSONL ref, with the ref path as scripts write it', async () => {
     const results = makeResults();
     writeJsonl(results, 'ref-1.jsonl');
@@ -154,7 +156,7 @@ describe.skipIf(!hasDuckDb)('runSliceQuery over real files', () => {
   });
 });
 
-describe.skipIf(!hasDuckDb)('runJsonPath over real files', () => {
+describe.skipIf(skipWithoutDuckDb)('runJsonPath over real files', () => {
   it('extracts from a JSON document', async () => {
     const results = makeResults();
     writeFileSync(
@@ -216,7 +218,7 @@ describe('without DuckDB installed', () => {
   });
 });
 
-describe.skipIf(!hasDuckDb)('createSliceQueryRunner: one run, a spare child started ahead', () => {
+describe.skipIf(skipWithoutDuckDb)('createSliceQueryRunner: one run, a spare child started ahead', () => {
   /** Wraps the default spawner to count children and remember their processes and private directories. */
   interface Seen {
     gone: boolean;

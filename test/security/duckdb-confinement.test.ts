@@ -21,7 +21,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
-  isDuckDbAvailable,
   runConfinedQueryUnchecked,
   runSliceQuery,
   type SliceQueryOptions,
@@ -30,9 +29,11 @@ import {
 import { defaultQuerySpawner, spawnQueryProcessPlain, type SpawnQueryProcess } from '../../src/lib/resultref/duckdb/spawn-query-process.js';
 import { ComisError } from '../../src/lib/errors.js';
 import { detectSandboxProvider } from '../../src/lib/jail/spawn.js';
+import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/temp.js';
 
-const hasDuckDb = isDuckDbAvailable();
+requireDuckDbInCi();
+
 const provider = detectSandboxProvider();
 const hasJail = provider.provider === 'bwrap' && !provider.problem;
 
@@ -147,7 +148,7 @@ function tracking(inner: SpawnQueryProcess): { spawn: SpawnQueryProcess; seen: M
   return { spawn, seen, cleaned };
 }
 
-describe.skipIf(!hasDuckDb || !hasJail)('DuckDB slicer under attack (jailed, the default)', () => {
+describe.skipIf(skipWithoutDuckDb || !hasJail)('DuckDB slicer under attack (jailed, the default)', () => {
   let run: Run;
   beforeAll(() => {
     run = makeRun(true);
@@ -256,7 +257,7 @@ describe.skipIf(!hasDuckDb || !hasJail)('DuckDB slicer under attack (jailed, the
   });
 });
 
-describe.skipIf(!hasDuckDb || !hasJail)('engine and jail alone: queries that slip past the pre-filter on purpose', () => {
+describe.skipIf(skipWithoutDuckDb || !hasJail)('engine and jail alone: queries that slip past the pre-filter on purpose', () => {
   let run: Run;
   let hits = 0;
   let server: ReturnType<typeof createServer>;
@@ -388,7 +389,7 @@ describe.skipIf(!hasDuckDb || !hasJail)('engine and jail alone: queries that sli
   });
 });
 
-describe.skipIf(!hasDuckDb)('the plain spawner: the engine’s confinement with no jail around it', () => {
+describe.skipIf(skipWithoutDuckDb)('the plain spawner: the engine’s confinement with no jail around it', () => {
   it('still refuses host files, the run’s neighbours and symlinks out', async () => {
     const run = makeRun();
     symlinkSync(run.secretPath, join(run.results, 'link.csv'));
@@ -419,7 +420,7 @@ describe.skipIf(!hasDuckDb)('the plain spawner: the engine’s confinement with 
   });
 });
 
-describe.skipIf(!hasDuckDb)('no sandbox', () => {
+describe.skipIf(skipWithoutDuckDb)('no sandbox', () => {
   it('answers sandbox_unavailable when the jail cannot start, and runs nothing unjailed', async () => {
     const run = makeRun();
     const noJail: SpawnQueryProcess = () => {

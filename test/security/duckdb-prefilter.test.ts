@@ -9,8 +9,10 @@ import { describe, expect, it } from 'vitest';
 
 import { checkSqlAllowed, DENIED_FUNCTIONS, findDeniedInParseTree } from '../../src/lib/resultref/duckdb/sql-policy.js';
 import { SqlLexError, tokenizeSql } from '../../src/lib/resultref/duckdb/sql-lexer.js';
-import { isDuckDbAvailable } from '../../src/lib/resultref/duckdb/run-slice-query.js';
 import { compileJsonPath } from '../../src/lib/resultref/jsonpath.js';
+import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
+
+requireDuckDbInCi();
 
 function refused(sql: string): string {
   const result = checkSqlAllowed(sql);
@@ -309,7 +311,7 @@ function prng(seed: number): () => number {
   };
 }
 
-describe.skipIf(!isDuckDbAvailable())('differential: DuckDB parses nothing the filter missed', () => {
+describe.skipIf(skipWithoutDuckDb)('differential: DuckDB parses nothing the filter missed', () => {
   it('no accepted query calls a denied function or holds two statements in DuckDB’s own parse', async () => {
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:', { autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' });

@@ -7,10 +7,18 @@
  * holds is bubblewrap's and bubblewrap's parent is the caller):
  *
  *   prlimit --nproc --as --fsize --core --nofile --
+ *     [with a deadline: setpriv --pdeathsig KILL -- timeout -s KILL <secs> --]
  *     [root, some mount source unreachable by the jail uid:
  *      unshare --mount -- sh -c '<bind sources onto a 0711 stage dir>' ... --]
  *     [root: setpriv --reuid U --regid U --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs]
- *       bwrap --args 3 -- [non-root: prlimit --nproc=max --] COMMAND...
+ *       bwrap --args 3 [non-root: --block-fd G] -- COMMAND...
+ *
+ * With a deadline the supervisor (coreutils `timeout`) forks: the pid the
+ * caller holds is the supervisor's, bubblewrap is its child. It kills the
+ * jail at the deadline without any help from the caller's event loop, and it
+ * dies with the caller (parent-death signal, kept across its exec because
+ * nothing changes credentials before it), taking bubblewrap with it
+ * (--die-with-parent).
  *
  * Security properties:
  * - Every bubblewrap option, including `--setenv` of the caller's env (the
@@ -56,8 +64,10 @@ export const JAIL_ETC: Readonly<Record<string, string>> = {
 export interface JailTools {
   bwrap: string;
   prlimit: string;
-  /** Required when root. */
+  /** Required when root, and for the deadline supervisor (its parent-death signal). */
   setpriv?: string;
+  /** coreutils `timeout`: the deadline supervisor. Required for a request with `deadlineMs`. */
+  timeout?: string;
   /** Required when root and a mount must be staged. */
   unshare?: string;
   mount?: string;
@@ -98,6 +108,16 @@ export interface JailPlan {
   statusFd: number;
   /** Stage entries to create before spawning: index i is `<stageDir>/<i>`, a dir or an empty file. */
   stage: { path: string; isDir: boolean }[];
+  /**
+   * Not root: bubblewrap's `--block-fd`, on which the jail waits, set up and
+   * just before its exec, until the caller has lowered the jail's
+   * RLIMIT_NPROC to `nproc` (`prlimit --pid`) and written one byte. The fd
+   * comes after the status fd. The jail's own limit can only be set from
+   * outside: a `prlimit` stage inside the jail would exec the command itself,
+   * and bubblewrap could then no longer tell the caller whether the command
+   * was exec'd (its `exit-code` status).
+   */
+  nprocGate?: { fd: number; nproc: number };
 }
 
 export interface HardLimits {
@@ -141,6 +161,11 @@ function checkLimits(limits: JailResourceLimits): void {
   if (limits.maxProcesses < 4) throw invalid('Jail limit maxProcesses must be at least 4.');
 }
 
+/** The supervisor's duration argument: seconds with millisecond precision (`timeout` takes fractions). */
+export function deadlineSeconds(deadlineMs: number): string {
+  return (deadlineMs / 1000).toFixed(3);
+}
+
 /** Validates everything in a request that does not touch the filesystem. */
 export function checkRequest(req: JailRequest): void {
   if (!Array.isArray(req.command) || req.command.length === 0) throw invalid('The jailed command is empty.');
@@ -163,6 +188,9 @@ export function checkRequest(req: JailRequest): void {
   checkLimits(req.limits);
   // A weakened jail exists only as the positive control of a test: never let a stray field reach a real run.
   if (req.testOnlyWeaken !== undefined && process.env.VITEST === undefined) throw new Error('testOnlyWeaken is for the test suite only');
+  if (req.deadlineMs !== undefined && (!Number.isInteger(req.deadlineMs) || req.deadlineMs < 1 || req.deadlineMs > 24 * 3600 * 1000)) {
+    throw invalid(`Jail deadline ${String(req.deadlineMs)} ms must be a whole number of ms between 1 and one day.`);
+  }
 }
 
 /** True when uid/gid (with no supplementary groups) may search every directory on the way to `path`. */
@@ -243,9 +271,9 @@ export function readHardLimits(): HardLimits {
  * gets its own unprivileged uid, so the limit is exactly maxProcesses. Not
  * root, the jail shares our uid with every other process we run, so the outer
  * limit must be (tasks we already run + maxProcesses) or bubblewrap could not
- * even start; the jail's own count is then tightened to maxProcesses by a
- * second prlimit inside it (see {@link buildJailPlan}), which the kernel
- * checks against the jail's user namespace.
+ * even start; the jail's own count is then tightened to maxProcesses on its
+ * pid 1 before it execs (`prlimit --pid` through {@link JailPlan.nprocGate}),
+ * which the kernel checks against the jail's user namespace.
  */
 export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'root' | 'tasksOfUid' | 'hardLimits'>): string[] {
   const cap = (want: number, hard: number | undefined): number => (ctx.root || hard === undefined ? want : Math.min(want, hard));
@@ -343,14 +371,11 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
   b.push('--seccomp', String(seccompFd));
   const statusFd = FIRST_DATA_FD + dataFds.length;
   b.push('--json-status-fd', String(statusFd));
+  const nprocGate = ctx.root ? undefined : { fd: statusFd + 1, nproc: req.limits.maxProcesses };
+  if (nprocGate) b.push('--block-fd', String(nprocGate.fd));
   dataFds[argsFd - FIRST_DATA_FD] = Buffer.from(b.map((x) => `${noNul(x, 'bwrap option')}\0`).join(''), 'utf8');
 
-  const inner: string[] = [];
-  if (!ctx.root && ctx.tools.prlimit.startsWith('/usr/')) {
-    const n = req.limits.maxProcesses;
-    inner.push(ctx.tools.prlimit, `--nproc=${n}:${n}`, '--');
-  }
-  let chain: string[] = [ctx.tools.bwrap, '--args', String(argsFd), '--', ...inner, ...req.command];
+  let chain: string[] = [ctx.tools.bwrap, '--args', String(argsFd), '--', ...req.command];
   if (ctx.root) {
     if (!ctx.tools.setpriv) throw new Error('buildJailPlan: root needs setpriv');
     if (!Number.isInteger(ctx.hostUid) || ctx.hostUid < 1 || ctx.hostUid > 0xffff_fffe) throw invalid(`Jail host uid ${ctx.hostUid} is not a valid unprivileged uid.`);
@@ -362,7 +387,20 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
       chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageBinds, '--', ...chain];
     }
   }
-  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, ctx), '--', ...chain], dataFds, statusFd, stage };
+  if (req.deadlineMs !== undefined) {
+    // Outermost after the rlimits, before any uid change: a credential change
+    // would clear the parent-death signal, and as root the supervisor stays
+    // root, out of reach of the jail uid. Without --foreground `timeout` kills
+    // its whole process group (the stager too) and then itself with SIGKILL,
+    // which is how the caller tells its deadline from any exit code a script
+    // can choose.
+    const { setpriv, timeout } = ctx.tools;
+    if (!setpriv || !timeout) throw new Error('buildJailPlan: a deadline needs setpriv and timeout');
+    chain = [setpriv, '--pdeathsig', 'KILL', '--', timeout, '--signal=KILL', '--', deadlineSeconds(req.deadlineMs), ...chain];
+  }
+  // Not root, the supervisor is one more task of our uid beside bubblewrap (see rlimitArgs).
+  const outer = req.deadlineMs === undefined || ctx.root ? ctx : { ...ctx, tasksOfUid: (ctx.tasksOfUid ?? 0) + 1 };
+  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, outer), '--', ...chain], dataFds, statusFd, stage, ...(nprocGate ? { nprocGate } : {}) };
 }
 
 /** Splits the --args payload of a plan back into options (for tests and diagnostics). */

@@ -218,13 +218,19 @@ function smokeTest(tools: JailTools, arch: SeccompArch): { checks?: SmokeCheck[]
         cwd: SMOKE_WORKSPACE,
         env: { PATH: '/usr/bin:/bin' },
         limits: DEFAULT_JAIL_LIMITS,
+        // The same supervisor real runs get, so the smoke test proves that chain starts too.
+        deadlineMs: 20_000,
       },
       tools,
       arch,
     );
     if (root) prepareWritableDir(scratch, launch.hostUid);
     const data = dataFdsFromFiles(launch.plan.dataFds);
-    const io = withInheritedFdsCovered<'ignore' | 'pipe' | number>(['ignore', 'pipe', 'pipe', ...data.fds, 'pipe']);
+    // spawnSync cannot answer bubblewrap's nproc gate after the start: the
+    // gate is opened at once, so comis's own fixed smoke program runs without
+    // the in-jail process limit (real runs always get it, see spawnJail).
+    const gate = launch.plan.nprocGate ? dataFdsFromFiles([Buffer.from('1')]) : undefined;
+    const io = withInheritedFdsCovered<'ignore' | 'pipe' | number>(['ignore', 'pipe', 'pipe', ...data.fds, 'pipe', ...(gate?.fds ?? [])]);
     try {
       const res = spawnSync(launch.plan.file, launch.plan.args, {
         env: {},
@@ -241,6 +247,7 @@ function smokeTest(tools: JailTools, arch: SeccompArch): { checks?: SmokeCheck[]
     } finally {
       io.close();
       data.close();
+      gate?.close();
       launch.cleanup();
     }
   } finally {
@@ -319,13 +326,17 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
   const prlimit = prlimitOnPath ? realpathSync(prlimitOnPath) : undefined;
   const tools: JailTools = { bwrap, prlimit: prlimit ?? '' };
   const missing: string[] = prlimit ? [] : ['prlimit'];
+  // The deadline supervisor: setpriv (its parent-death signal; as root also the uid drop) and coreutils timeout.
+  const setpriv = findHelper('setpriv', opts.pathEnv);
+  if (setpriv) tools.setpriv = setpriv;
+  else missing.push('setpriv');
+  const timeout = findHelper('timeout', opts.pathEnv);
+  if (timeout) tools.timeout = timeout;
+  else missing.push('timeout (coreutils)');
   if (root) {
-    const setpriv = findHelper('setpriv', opts.pathEnv);
     const unshare = findHelper('unshare', opts.pathEnv);
     const mount = findHelper('mount', opts.pathEnv);
     const sh = findHelper('sh', opts.pathEnv);
-    if (setpriv) tools.setpriv = setpriv;
-    else missing.push('setpriv');
     if (unshare) tools.unshare = unshare;
     else missing.push('unshare');
     if (mount) tools.mount = mount;
@@ -340,8 +351,8 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
         ...base,
         problem: {
           code: 'HELPER_MISSING',
-          message: `The jail needs ${missing.join(', ')} (util-linux)${root ? ': comis runs as root and must set limits and drop to an unprivileged uid before bubblewrap' : ' to set its resource limits'}.`,
-          hint: 'Install util-linux and mount: apt-get install util-linux mount (dnf install util-linux).',
+          message: `The jail needs ${missing.join(', ')} (util-linux)${root ? ': comis runs as root and must set limits and drop to an unprivileged uid before bubblewrap' : ' to set its resource limits and enforce its deadline'}.`,
+          hint: 'Install util-linux, mount and coreutils: apt-get install util-linux mount coreutils (dnf install util-linux coreutils).',
         },
       },
     };
@@ -404,7 +415,7 @@ export const DETECTION_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 function detectionFingerprint(): string | undefined {
   const bwrap = findOnPath('bwrap');
   if (!bwrap) return undefined;
-  const files = [bwrap, findHelper('prlimit'), findHelper('setpriv'), findHelper('unshare'), findHelper('mount')].map((f) => {
+  const files = [bwrap, findHelper('prlimit'), findHelper('setpriv'), findHelper('timeout'), findHelper('unshare'), findHelper('mount')].map((f) => {
     if (!f) return '-';
     try {
       const st = statSync(f);
@@ -413,7 +424,7 @@ function detectionFingerprint(): string | undefined {
       return `${f}:?`;
     }
   });
-  return JSON.stringify({ v: 1, files, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
+  return JSON.stringify({ v: 2, files, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
 }
 
 /**

@@ -72,6 +72,17 @@ function isGone(p: ProcessId): boolean {
   return !st || st.startTime !== p.startTime || st.state === 'Z' || st.state === 'X';
 }
 
+/** Children, grandchildren… of `pid`, up to `depth` levels (breadth first). */
+function descendantPids(pid: number, depth: number): number[] {
+  const out: number[] = [];
+  let level = [pid];
+  for (let d = 0; d < depth && level.length > 0; d++) {
+    level = level.flatMap((p) => childPids(p));
+    out.push(...level);
+  }
+  return out;
+}
+
 function killProcess(p: ProcessId | undefined): void {
   if (!p || isGone(p)) return;
   try {
@@ -92,7 +103,10 @@ function killProcess(p: ProcessId | undefined): void {
  * setsid'd and double-forked ones (they live in the jail's pid namespace,
  * which dies with its pid 1). `kill()` SIGKILLs the jail's pid 1 (bubblewrap
  * then reaps it and exits with code 137) or, before the jail exists,
- * bubblewrap itself; the wall-clock timeout is the caller's (call kill()).
+ * bubblewrap itself. With `req.deadlineMs` a supervisor outside comis's
+ * event loop SIGKILLs the jail at the deadline (`killedBy: 'deadline'`);
+ * the caller keeps its own timer as the second line (call kill()).
+ * `started` comes from bubblewrap's status pipe, never from the jail's output.
  *
  * Security properties: `req.env` reaches bubblewrap only through a pipe, so
  * no host command line or host environ shows it; if the comis process dies
@@ -100,9 +114,9 @@ function killProcess(p: ProcessId | undefined): void {
  * can reach no host socket except those the caller binds.
  *
  * As root: rw mount sources must be writable by the jail's host uid
- * ({@link prepareWritableDir}); bubblewrap's parent must stay the thread that
- * called this (Node's main thread), since parent-death signals follow the
- * parent thread.
+ * ({@link prepareWritableDir}). The process spawned (bubblewrap, or the
+ * supervisor) must stay a child of the thread that called this (Node's main
+ * thread), since parent-death signals follow the parent thread.
  */
 export function spawnJail(req: JailRequest): JailedProcess {
   const provider = detectSandboxProvider();
@@ -125,7 +139,14 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
   const launch = prepareLaunch(req, tools, arch);
   const { plan } = launch;
   const stdinMode = req.stdin === undefined || req.stdin === 'ignore' ? 'ignore' : 'pipe';
-  const io = withInheritedFdsCovered<'ignore' | 'pipe'>([stdinMode, 'pipe', 'pipe', ...plan.dataFds.map(() => 'pipe' as const), 'pipe']);
+  const io = withInheritedFdsCovered<'ignore' | 'pipe'>([
+    stdinMode,
+    'pipe',
+    'pipe',
+    ...plan.dataFds.map(() => 'pipe' as const),
+    'pipe', // status
+    ...(plan.nprocGate ? ['pipe' as const] : []),
+  ]);
   let child;
   try {
     // An EMPTY environment: nothing of ours shows in bubblewrap's /proc/<pid>/environ.
@@ -148,21 +169,48 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
   }
 
   let jailPid: ProcessId | undefined;
-  const bwrapPid = child.pid ?? -1;
+  // bubblewrap's pid, or the supervisor's when there is a deadline (bubblewrap is then its child).
+  const topPid = child.pid ?? -1;
   const learnJailPid = (pid: number): void => {
     if (jailPid || !Number.isInteger(pid) || pid <= 0) return;
     const st = readProcStat(pid);
     // Candidates come only from bubblewrap's own status pipe or from its
     // children; the jail is the one that is pid 1 of a new pid namespace
     // (not, e.g., a `mount` the stager runs).
-    if (st && isNamespaceInit(pid)) jailPid = { pid, startTime: st.startTime };
+    if (st && isNamespaceInit(pid)) {
+      jailPid = { pid, startTime: st.startTime };
+      openNprocGate(pid);
+    }
   };
+  // Not root: the jail waits on this pipe until its RLIMIT_NPROC is lowered.
+  // Only a byte written after `prlimit --pid` succeeded opens it; bubblewrap
+  // would also go on at EOF, so the pipe is never closed empty while the jail
+  // waits (kill() ends it instead).
+  const gate = plan.nprocGate ? (stdio[plan.nprocGate.fd] as Writable) : undefined;
+  gate?.on('error', () => undefined);
+  let gateOpening = false;
+  function openNprocGate(pid: number): void {
+    if (!gate || !plan.nprocGate || gateOpening) return;
+    gateOpening = true;
+    const n = plan.nprocGate.nproc;
+    const setter = spawn(tools.prlimit, ['--pid', String(pid), `--nproc=${n}:${n}`], { env: {}, cwd: '/', stdio: 'ignore' });
+    setter.on('error', () => kill());
+    setter.on('exit', (code) => {
+      if (code === 0 && !done && jailPid && !isGone(jailPid)) gate.write('1');
+      else kill();
+    });
+  }
   const status = stdio[plan.statusFd] as Readable;
   let statusText = '';
+  // bubblewrap writes `exit-code` only when its close-on-exec setup pipe says
+  // the command was exec'd; the jail never holds this pipe (bubblewrap closes
+  // it in the child), so nothing the script prints or exits with can fake it.
+  let started = false;
   const readStatus = (): void => {
     // Only a complete number (followed by , or }): a pipe chunk may end mid-number.
     const m = /"child-pid"\s*:\s*(\d+)\s*[,}]/.exec(statusText);
     if (m) learnJailPid(Number(m[1]));
+    if (/"exit-code"\s*:\s*-?\d+\s*[,}]/.test(statusText)) started = true;
   };
   const statusEnded = new Promise<void>((resolveEnd) => {
     status.on('data', (chunk: Buffer) => {
@@ -179,6 +227,16 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
   let done = false;
   let bwrapKillTimer: NodeJS.Timeout | undefined;
   const killBwrap = (): void => {
+    // The supervisor leads its own process group (bubblewrap before its
+    // setsid'd child, the stager): end them all, not just the supervisor. The
+    // group exists only once `timeout` ran setpgid, so this never reaches ours.
+    if (req.deadlineMs !== undefined && topPid > 0) {
+      try {
+        process.kill(-topPid, 'SIGKILL');
+      } catch {
+        /* no such group yet, or gone */
+      }
+    }
     try {
       child.kill('SIGKILL');
     } catch {
@@ -191,7 +249,7 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     // pid 1 first: the kernel then kills its whole pid namespace, and
     // bubblewrap reaps it and exits (no orphaned zombie). If bubblewrap has
     // not reported it yet, bubblewrap's only child is the jail.
-    if (!jailPid && bwrapPid > 0) for (const c of childPids(bwrapPid)) learnJailPid(c);
+    if (!jailPid && topPid > 0) for (const c of descendantPids(topPid, 3)) learnJailPid(c);
     if (jailPid && !isGone(jailPid)) {
       killProcess(jailPid);
       bwrapKillTimer ??= setTimeout(killBwrap, BWRAP_GRACE_MS);
@@ -211,6 +269,10 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
   const exited = (async (): Promise<JailExit> => {
     const { code, signal } = await bwrapExit;
     clearTimeout(bwrapKillTimer);
+    // The supervisor ends itself with SIGKILL at the deadline. No script
+    // reaches that: bubblewrap turns the jail's own death by a signal into an
+    // exit code, and nothing in the jail can see bubblewrap or the supervisor.
+    if (!killedBy && req.deadlineMs !== undefined && signal === 'SIGKILL') killedBy = 'deadline';
     // bubblewrap writes the child pid first thing; give the pipe a moment to deliver it.
     await within(statusEnded, 2_000);
     readStatus();
@@ -233,14 +295,15 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
       }
     }
     done = true;
+    gate?.destroy();
     launch.cleanup();
-    const out: JailExit = { code, signal };
+    const out: JailExit = { code, signal, started };
     if (killedBy) out.killedBy = killedBy;
     return out;
   })();
 
   return {
-    pid: bwrapPid,
+    pid: topPid,
     stdout: child.stdout!,
     stderr: child.stderr!,
     exited,

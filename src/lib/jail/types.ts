@@ -56,6 +56,13 @@ export interface JailRequest {
    * protection is absent). The builder refuses it outside the test runner.
    */
   testOnlyWeaken?: JailWeakening;
+  /**
+   * Wall-clock deadline enforced OUTSIDE comis's event loop: the jail is
+   * started under a supervisor (coreutils `timeout -s KILL`) that SIGKILLs it
+   * this many ms after the start, whatever comis is doing; the exit then
+   * says `killedBy: 'deadline'`. The caller's own timer stays the second line.
+   */
+  deadlineMs?: number;
 }
 
 /** What a positive-control jail leaves out (see {@link JailRequest.testOnlyWeaken}). */
@@ -77,12 +84,22 @@ export interface JailExit {
    * writable area passed its quota (the watchdog killed the run, or the
    * run ended over the quota before the next poll).
    */
-  killedBy?: 'kill' | 'quota';
+  killedBy?: 'kill' | 'quota' | 'deadline';
+  /**
+   * Whether bubblewrap reported that it exec'd the command: its `exit-code`
+   * status record, which it writes only when the exec succeeded (a pipe it
+   * opens close-on-exec tells it). Written on a channel the jailed program
+   * cannot reach, so a script cannot fake it; false when bubblewrap or its
+   * setup failed, the command could not be exec'd, or bubblewrap itself was
+   * killed before it could report (kill() before the jail existed, the
+   * deadline supervisor).
+   */
+  started: boolean;
 }
 
 /** A running jail: its output, its end, and the way to end it. */
 export interface JailedProcess {
-  /** Pid of the outer process (bubblewrap; prlimit, setpriv and the stager exec in place). */
+  /** Pid of the outer process: bubblewrap (prlimit, setpriv and the stager exec in place), or with a deadline the supervisor, bubblewrap's parent. */
   readonly pid: number;
   readonly stdout: NodeJS.ReadableStream;
   readonly stderr: NodeJS.ReadableStream;

@@ -11,8 +11,9 @@
  * read-only; stderr is never returned on success and is redacted when shown.
  */
 import { chmodSync, chownSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 import { PROFILE_CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
 import { LeaseRegistry, newId } from '../capabilities/lease.js';
@@ -41,6 +42,20 @@ export const STDERR_TAIL_CHARS = 2_000;
 export const JAIL_WORKSPACE = '/workspace';
 export const JAIL_RUN_DIR = '/run/comis';
 export const JAIL_SOCKET = '/run/comis-cap/cap.sock';
+/**
+ * comis's own timer fires this long after the deadline: it is the second
+ * line. The first is the supervisor the jail starts under, which kills at
+ * the deadline whatever this process's event loop is doing.
+ */
+export const SECOND_LINE_GRACE_MS = 2_000;
+/**
+ * A stdout flood the script's own runtime could not hold: at least this many
+ * bytes (one full pipe buffer) reached comis and the script then died of a
+ * fatal signal (see {@link classifyExit}).
+ */
+export const STDOUT_FLOOD_MIN_BYTES = 64 * 1024;
+/** Signals a runtime dies of when its memory runs out (V8 aborts; an mmap refused under RLIMIT_AS faults or traps). */
+const MEMORY_DEATH_SIGNALS = new Set([5, 6, 7, 9, 11]); // SIGTRAP, SIGABRT, SIGBUS, SIGKILL, SIGSEGV
 
 export type OrchestrateEvent =
   | { type: 'run:preflight'; footprint: Footprint }
@@ -83,6 +98,12 @@ export interface OrchestrateOptions {
   signal?: AbortSignal;
   /** The registry the run's leases live in (default: its own). Shared, it must hold them revoked once the run returns. */
   leaseRegistry?: LeaseRegistry;
+  /**
+   * Tests only: when comis's own second-line timer fires (default: the
+   * timeout + {@link SECOND_LINE_GRACE_MS}), to prove the supervisor alone
+   * enforces the deadline.
+   */
+  secondLineTimerMs?: number;
 }
 
 export interface OrchestrateResult {
@@ -247,14 +268,10 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     results,
   };
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
-  let slicer: SliceQueryRunner | undefined;
-  const getSlicer = async (): Promise<SliceQueryRunner> => {
-    if (!slicer) {
-      const { createSliceQueryRunner } = await import('../resultref/duckdb/run-slice-query.js');
-      slicer = createSliceQueryRunner({ resultsDir, hostUid });
-    }
-    return slicer;
-  };
+  // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
+  let slicer: Promise<SliceQueryRunner> | undefined;
+  const getSlicer = (): Promise<SliceQueryRunner> =>
+    (slicer ??= import('../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
   const sliceFailure = (r: { error: string; code: string }): unknown => {
     // An absent DuckDB degrades honestly to an {error}; anything else is a refusal the script sees thrown.
     if (r.code === 'duckdb_missing') return { error: r.error };
@@ -342,6 +359,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       limits,
       hostUid,
       stdin: 'ignore',
+      deadlineMs: timeoutMs,
     });
     mark('spawned');
     // A script that slices with SQL gets a DuckDB child started while it runs.
@@ -351,12 +369,15 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     const timer = setTimeout(() => {
       failureClass ??= 'timeout';
       child.kill();
-    }, timeoutMs);
+    }, options.secondLineTimerMs ?? timeoutMs + SECOND_LINE_GRACE_MS);
     const onAbort = (): void => child.kill();
     if (options.signal?.aborted) child.kill();
     else options.signal?.addEventListener('abort', onAbort, { once: true });
     const keepHead = Math.floor(DEFAULT_REENTRY_CHARS * 0.6);
     const keepTail = DEFAULT_REENTRY_CHARS - keepHead;
+    // A multi-byte character may straddle two chunks: decode as a stream.
+    const stdoutText = new StringDecoder('utf8');
+    const stderrText = new StringDecoder('utf8');
     child.stdout.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.length;
       if (stdoutBytes > limits.stdoutCapBytes) {
@@ -364,7 +385,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         child.kill();
         return;
       }
-      stdoutBuf += chunk.toString('utf8');
+      stdoutBuf += stdoutText.write(chunk);
       if (teeFd !== undefined) {
         writeSync(teeFd, chunk);
         if (stdoutBuf.length > 4 * DEFAULT_REENTRY_CHARS) {
@@ -375,18 +396,17 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       }
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      stderrBuf = tailOf(stderrBuf + chunk.toString('utf8'), STDERR_TAIL_CHARS * 4);
+      stderrBuf = tailOf(stderrBuf + stderrText.write(chunk), STDERR_TAIL_CHARS * 4);
     });
     const exit = await child.exited;
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     mark('exited');
-    exitCode = exit.code ?? (exit.signal ? 128 : null);
-    if (!failureClass) {
-      if (exit.code === 0) failureClass = undefined;
-      else if (/^bwrap: /m.test(stderrBuf) && stdoutBytes === 0 && audit.length === 0) failureClass = 'spawn_fail';
-      else failureClass = 'nonzero_exit';
-    }
+    if (stdoutBytes <= limits.stdoutCapBytes) stdoutBuf += stdoutText.end();
+    stderrBuf = tailOf(stderrBuf + stderrText.end(), STDERR_TAIL_CHARS * 4);
+    // The supervisor's own SIGKILL at the deadline reads as 137, like a jail killed by comis's timer.
+    exitCode = exit.code ?? (exit.signal ? 128 + (osConstants.signals[exit.signal] ?? 0) : null);
+    failureClass ??= classifyExit(exit, stdoutBytes);
   } catch (err) {
     if (err instanceof ComisError) throw err;
     failureClass = 'spawn_fail';
@@ -395,7 +415,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     if (teeFd !== undefined) closeSync(teeFd);
     registry.revoke(assembly.lease.leaseId);
     await socket?.close();
-    await slicer?.close();
+    // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
+    await slicer?.then((x) => x.close(), () => undefined);
     if (options.keepResultsDir) {
       try {
         cpSync(resultsDir, options.keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
@@ -452,6 +473,26 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   };
   emit({ type: 'run:finished', result });
   return { public: result, record, audit };
+}
+
+/**
+ * The failure class of a run comis did not end itself (no timer, cap or
+ * abort), from facts the script cannot forge: the supervisor's own death at
+ * the deadline, bubblewrap's status pipe (`started`: it exec'd the command),
+ * the exit code, and the bytes comis received. Never from the script's text.
+ *
+ * The one heuristic, `stdout_cap` for a flood the script's runtime could not
+ * hold (node queues writes to a full pipe in its own heap until it dies): at
+ * least {@link STDOUT_FLOOD_MIN_BYTES} of stdout arrived and the script then
+ * died of a fatal signal. A script can trigger it on purpose, but gains
+ * nothing: printing past the hard cap gets the same class.
+ */
+export function classifyExit(exit: { code: number | null; signal: NodeJS.Signals | null; killedBy?: 'kill' | 'quota' | 'deadline'; started: boolean }, stdoutBytes: number): FailureClass | undefined {
+  if (exit.killedBy === 'deadline') return 'timeout';
+  if (exit.code === 0 && !exit.signal) return undefined;
+  if (!exit.started && !exit.killedBy) return 'spawn_fail';
+  if (exit.code !== null && exit.code > 128 && MEMORY_DEATH_SIGNALS.has(exit.code - 128) && stdoutBytes >= STDOUT_FLOOD_MIN_BYTES && !exit.killedBy) return 'stdout_cap';
+  return 'nonzero_exit';
 }
 
 /** boundStdout's shape for a tee'd run, whose buffer already dropped `omittedChars` between head and tail. */

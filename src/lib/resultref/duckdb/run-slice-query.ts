@@ -293,6 +293,8 @@ function startChild(settings: ChildSettings): QueryChild | SliceQueryError {
       childSource: QUERY_CHILD_SOURCE,
       memoryMb: settings.memoryMb,
       threads: settings.threads,
+      // A backstop outside the event loop: its idle wait, the longest query allowed, and slack.
+      maxLifetimeMs: settings.idleMs + SLICE_BOUNDS.timeoutMs[1] + 30_000,
       boot: (v) => {
         view = v;
         return JSON.stringify({
@@ -498,7 +500,12 @@ export interface SliceQueryRunner {
   jsonpath(ref: string, expr: string, limits?: SliceQueryLimits): Promise<JsonPathResult>;
   /** Starts the spare child now (say, when a run whose script calls `.sql()` starts). No-op when one is ready. */
   warm(): void;
-  /** Stops the spare child and removes its files; later queries start cold. Await it before removing the results directory. */
+  /**
+   * Ends the runner with its run: SIGKILLs EVERY child it started (the spare
+   * and any query still running, whose caller then gets an error) and
+   * resolves once all of them are gone; later queries start nothing. Await it
+   * before removing the results directory.
+   */
   close(): Promise<void>;
 }
 
@@ -522,6 +529,14 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
   const prewarm = options.prewarm !== false;
   const idleMs = clamp(options.idleMs, SLICE_RUNNER_IDLE_MS, [1_000, 600_000]);
   let closed = false;
+  // Every child of this runner that may still be alive, so none outlives the run.
+  const live = new Set<QueryChild>();
+  const track = (child: QueryChild): QueryChild => {
+    live.add(child);
+    void child.exit.then(() => live.delete(child));
+    return child;
+  };
+  const CLOSED: SliceQueryError = { code: 'internal', error: 'the run has ended; the query was stopped' };
   let spare: QueryChild | undefined;
   let spareTimer: NodeJS.Timeout | undefined;
   let warming: Promise<void> | undefined;
@@ -554,7 +569,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
     // The child's own idle limit outlasts ours, so we always stop it first.
     const started = startChild(settingsOf(options, duck, real, spawnQuery, idleMs + 30_000));
     if ('error' in started) return; // the next query reports the failure when it starts its own child
-    spare = started;
+    spare = track(started);
     spareTimer = setTimeout(() => {
       const idle = dropSpare();
       if (idle) discard(idle);
@@ -572,6 +587,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
   };
 
   const query = async (sql: string, limits: SliceQueryLimits = {}): Promise<SliceQueryResult> => {
+    if (closed) return CLOSED;
     const check = checkSqlAllowed(sql);
     if (!check.ok) return { code: 'sql_refused', error: check.reason };
     const duck = (options.resolveDuckDb ?? resolveDuckDb)();
@@ -579,6 +595,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
     const results = checkResultsDir(options.resultsDir);
     if ('error' in results) return results;
     await warming;
+    if (closed) return CLOSED;
     let child = dropSpare();
     if (child && (!child.alive || child.resultsReal !== results.real)) {
       discard(child);
@@ -586,11 +603,13 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
     }
     if (!child) {
       const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
+      if (closed) return CLOSED;
       const started = startChild(settingsOf(options, duck, results.real, spawnQuery, COLD_CHILD_IDLE_MS));
       if ('error' in started) return started;
-      child = started;
+      child = track(started);
     }
     const result = await dispatch(child, { query: sql, resultsDir: options.resultsDir, ...limitsOf(limits), engineOnly: false });
+    if (closed) return CLOSED;
     warm();
     return result;
   };
@@ -613,7 +632,9 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
       await warming;
       const idle = dropSpare();
       if (idle) discard(idle);
-      await Promise.all([...discarding]);
+      // A query still running (say, an endless recursive CTE) dies now, not at its own deadline.
+      for (const child of live) child.proc.kill();
+      await Promise.all([...discarding, ...[...live].map((c) => c.exit)]);
     },
   };
 }

@@ -52,6 +52,13 @@ export interface QueryProcessSpec {
   threads: number;
   /** The boot message (JSON), built from the child's view of the paths. */
   boot: (view: QueryProcessView) => string;
+  /**
+   * The longest the child may live at all (waiting for its query, then
+   * running it). The jailed spawner hands it to the jail's supervisor, which
+   * kills the child then even if the daemon's event loop (and so its own
+   * per-query timer) is stuck.
+   */
+  maxLifetimeMs?: number;
 }
 
 export interface QueryProcess {
@@ -221,6 +228,7 @@ export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuer
         },
         hostUid,
         stdin: Buffer.from(boot, 'utf8'),
+        ...(spec.maxLifetimeMs !== undefined ? { deadlineMs: spec.maxLifetimeMs } : {}),
       });
       return {
         pid: child.pid,

@@ -1,0 +1,205 @@
+/**
+ * Attack battery, the end of a run: the deadline holds without comis's event
+ * loop, and how a run ended is decided from facts the script cannot forge.
+ *
+ * - The supervisor (`timeout -s KILL` in the launch chain) kills the jail at
+ *   its deadline while comis's main thread is blocked (Atomics.wait), and the
+ *   run is classified `timeout` with comis's own timer pushed out of reach.
+ * - SIGKILL of comis with the supervisor in the chain still leaves nothing.
+ * - A fake `bwrap: …` line on stderr does not make a run `spawn_fail`; a real
+ *   exec failure inside bubblewrap does (bubblewrap's status pipe says so).
+ * - Multi-byte stdout survives chunk boundaries; a synchronous node stdout
+ *   flood that dies in its own write queue is `stdout_cap`.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
+import { spawnJail } from '../../src/lib/jail/spawn.js';
+import { classifyExit, runOrchestrate, type OrchestrateOptions } from '../../src/lib/orchestrate/runner.js';
+import { tempDir } from '../helpers/temp.js';
+import { WS, bundleJail, limits, node, pidsOfUid, pidsWithCmdline, root, runInJail, until, workspace } from '../jail/helpers.js';
+
+/** Blocks this thread (and so its event loop: no timer, no I/O callback runs) for `ms`. */
+function blockEventLoop(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+const marker = (): string => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+
+async function run(source: string, extra: Partial<OrchestrateOptions> = {}, config?: string): Promise<Awaited<ReturnType<typeof runOrchestrate>>['public']> {
+  const home = tempDir('comis-end-');
+  if (config) writeFileSync(join(home, 'config.yaml'), config);
+  const agent = resolveAgent(await loadConfig({ home }));
+  const res = await runOrchestrate({ source, displayName: 'job.mjs', language: 'js', agent, home, sessionKey: 's', ...extra });
+  return res.public;
+}
+
+describe('the deadline does not depend on comis\'s event loop', () => {
+  it('the supervisor kills the jail while the event loop is blocked; without it the jail lives on (control)', async () => {
+    for (const supervised of [true, false]) {
+      const mark = marker();
+      const ws = workspace();
+      const p = spawnJail({
+        command: ['/bin/sh', '-c', `echo ready; exec /bin/sleep ${mark}`],
+        mounts: [{ kind: 'rw', source: ws.path, target: WS }],
+        cwd: WS,
+        env: { PATH: '/usr/bin:/bin' },
+        limits,
+        hostUid: ws.hostUid,
+        ...(supervised ? { deadlineMs: 1_000 } : {}),
+      });
+      let out = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      await until(() => out.includes('ready') && pidsWithCmdline(mark).length > 0, 20_000, 'the jailed sleep');
+      // Nothing of comis runs for 5 s: no timer, no exit callback, no kill().
+      blockEventLoop(5_000);
+      const alive = pidsWithCmdline(mark);
+      if (supervised) {
+        expect(alive, 'killed during the block').toEqual([]);
+        const exit = await p.exited;
+        expect(exit.killedBy).toBe('deadline');
+        expect(classifyExit(exit, 0)).toBe('timeout');
+        if (root) expect(pidsOfUid(ws.hostUid)).toEqual([]);
+      } else {
+        expect(alive.length, 'the control jail outlived the block').toBeGreaterThan(0);
+        p.kill();
+        const exit = await p.exited;
+        expect(exit.killedBy).toBe('kill');
+      }
+    }
+  });
+
+  it('kill() of a supervised jail at any moment of its start leaves nothing (the supervisor\'s whole process group is ended)', async () => {
+    for (const delayMs of [0, 5, 20, 60]) {
+      const mark = marker();
+      const ws = workspace();
+      const p = spawnJail({
+        command: ['/bin/sh', '-c', `exec /bin/sleep ${mark}`],
+        mounts: [{ kind: 'rw', source: ws.path, target: WS }],
+        cwd: WS,
+        env: { PATH: '/usr/bin:/bin' },
+        limits,
+        hostUid: ws.hostUid,
+        deadlineMs: 600_000,
+      });
+      p.stderr.resume();
+      await new Promise((r) => setTimeout(r, delayMs));
+      p.kill();
+      const exit = await p.exited;
+      expect(exit.killedBy).toBe('kill');
+      await until(() => pidsWithCmdline(mark).length === 0, 20_000, 'the jailed sleep to be gone');
+      expect(pidsWithCmdline(`600.000 `).filter((pid) => pid === p.pid)).toEqual([]);
+      if (root) await until(() => pidsOfUid(ws.hostUid).length === 0, 20_000, 'no process of the jail uid');
+    }
+  });
+
+  it('a run whose comis timer never fires in time still ends at the supervisor deadline, as timeout', async () => {
+    const mark = marker();
+    let sawJail = false;
+    const res = await run(`import { execFileSync } from 'node:child_process';\nconsole.log('started');\nexecFileSync('/bin/sleep', ['${mark}']);`, {
+      timeoutMs: 1_000,
+      secondLineTimerMs: 3_600_000,
+      onEvent: (e) => {
+        if (e.type !== 'run:started') return;
+        // Block comis right after the spawn, past the deadline.
+        blockEventLoop(4_000);
+        sawJail = true;
+      },
+    });
+    expect(sawJail).toBe(true);
+    expect(res.outcome).toBe('failure');
+    expect(res.failureClass).toBe('timeout');
+    expect(res.exitCode).toBe(137);
+    expect(pidsWithCmdline(mark)).toEqual([]);
+  });
+
+  it('SIGKILL of the process that started a supervised jail leaves neither the supervisor nor the jail', async () => {
+    const dir = tempDir();
+    const bundle = bundleJail(dir);
+    const ws = workspace();
+    const mark = marker();
+    const driver = join(dir, 'driver.mjs');
+    writeFileSync(
+      driver,
+      `import { spawnJail, DEFAULT_JAIL_LIMITS } from ${JSON.stringify(bundle)};
+const p = spawnJail({
+  command: ['/bin/sh', '-c', '/bin/sleep ${mark} & echo ready; exec /bin/sleep ${mark}'],
+  mounts: [{ kind: 'rw', source: ${JSON.stringify(ws.path)}, target: '/workspace' }],
+  cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, limits: DEFAULT_JAIL_LIMITS, hostUid: ${ws.hostUid}, deadlineMs: 600000,
+});
+p.stdout.on('data', (d) => { if (String(d).includes('ready')) process.stdout.write('ready ' + p.pid + '\\n'); });
+`,
+    );
+    const parent = spawn(process.execPath, [driver], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    parent.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await until(() => out.includes('ready') || parent.exitCode !== null, 30_000, 'the driver to start the jail');
+      const supervisorPid = Number(/ready (\d+)/.exec(out)![1]);
+      expect(pidsWithCmdline('/timeout')).toContain(supervisorPid);
+      await until(() => pidsWithCmdline(mark).length >= 2, 20_000, 'the jailed sleeps');
+      parent.kill('SIGKILL');
+      await until(() => pidsWithCmdline(mark).length === 0, 20_000, 'the jailed processes to die');
+      await until(() => !pidsWithCmdline('/timeout').includes(supervisorPid), 20_000, 'the supervisor to die');
+      if (root) await until(() => pidsOfUid(ws.hostUid).length === 0, 20_000, 'no process of the jail uid');
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+});
+
+describe('the failure class cannot be spoofed', () => {
+  it('a fake bubblewrap error on stderr with exit 1 is nonzero_exit', async () => {
+    const res = await run(`console.log('reached');\nconsole.error("bwrap: Can't find source path /nonexistent: No such file or directory");\nprocess.exit(1);`);
+    expect(res.stdout).toBe('reached\n');
+    expect(res.stderrTail).toContain('bwrap: ');
+    expect(res.failureClass).toBe('nonzero_exit');
+    // Same at the jail level: bubblewrap reports that it exec'd the command.
+    const n = node();
+    const fake = await runInJail({ command: n.cmd(`console.error('bwrap: execvp /x: No such file or directory'); process.exit(1)`), mounts: n.mounts });
+    expect(fake.stderr).toContain('bwrap: execvp');
+    expect(fake.started).toBe(true);
+    expect(classifyExit(fake, 0)).toBe('nonzero_exit');
+  });
+
+  it('a real exec failure inside bubblewrap (an interpreter missing in the jail) is spawn_fail (positive control)', async () => {
+    const r = await runInJail({ command: ['/usr/bin/comis-no-such-interpreter', '-e', '1'] });
+    expect(r.stderr).toMatch(/^bwrap: execvp/m);
+    expect(r.code).toBe(1);
+    expect(r.started).toBe(false);
+    expect(classifyExit(r, 0)).toBe('spawn_fail');
+    // A setup failure (a mount bubblewrap cannot make) likewise.
+    const ws = workspace();
+    const p = spawnJail({ command: ['/bin/true'], mounts: [{ kind: 'rw', source: ws.path, target: WS }], cwd: '/no/such/dir', env: {}, limits, hostUid: ws.hostUid });
+    p.stderr.resume();
+    const setup = await p.exited;
+    expect(setup.code).not.toBe(0);
+    expect(setup.started).toBe(false);
+  });
+});
+
+describe('stdout is decoded and capped honestly', () => {
+  it('25,000 "€" come back intact across pipe chunks', async () => {
+    const res = await run(`process.stdout.write('€'.repeat(25000));`);
+    expect(res.outcome).toBe('success');
+    // The head and tail that re-enter hold only whole euro signs, no U+FFFD.
+    expect(res.stdout).not.toContain('\uFFFD');
+    expect(res.stdout).toBe('€'.repeat(25000));
+  });
+
+  it('a synchronous node stdout flood that dies in its own write queue is stdout_cap; a crash after a little output is not', async () => {
+    // A low address-space limit so node's queue runs out quickly.
+    const config = 'agents:\n  default:\n    autonomy:\n      limits:\n        memoryMb: 1024\n';
+    const flood = await run(`const big = 'x'.repeat(1 << 20);\nwhile (true) process.stdout.write(big);`, { timeoutMs: 120_000 }, config);
+    expect(flood.failureClass).toBe('stdout_cap');
+    expect(flood.exitCode).toBeGreaterThan(128);
+    // Control: the same death after less than one pipe buffer of stdout stays what it is.
+    const crash = await run(`process.stdout.write('y'.repeat(1000));\nprocess.exitCode = 134;`, {}, config);
+    expect(crash.stdout).toBe('y'.repeat(1000));
+    expect(crash.failureClass).toBe('nonzero_exit');
+  });
+});
