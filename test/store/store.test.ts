@@ -1,3 +1,4 @@
+import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -19,6 +20,30 @@ describe('store', () => {
     const rows = again.db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
     expect(rows).toHaveLength(MIGRATIONS.length);
     again.close();
+  });
+
+  it('is private to the invoking user: the db and its -wal/-shm are 0600 whatever the umask; an old 0644 store is tightened', () => {
+    const home = tempDir();
+    const old = process.umask(0o022);
+    try {
+      const store = openStore({ home });
+      store.db.exec('CREATE TABLE IF NOT EXISTS t (x)'); // makes SQLite write the -wal and -shm files
+      for (const f of ['comis.db', 'comis.db-wal', 'comis.db-shm']) expect(statSync(join(home, f)).mode & 0o777, f).toBe(0o600);
+      store.close();
+      // Positive control of the tightening: a store left readable by an older comis.
+      chmodSync(join(home, 'comis.db'), 0o644);
+      const again = openStore({ home });
+      expect(statSync(join(home, 'comis.db')).mode & 0o777).toBe(0o600);
+      again.close();
+      // A pre-existing file keeps its contents (O_EXCL never truncates it).
+      const other = tempDir();
+      writeFileSync(join(other, 'comis.db'), '');
+      chmodSync(join(other, 'comis.db'), 0o664);
+      openStore({ home: other }).close();
+      expect(statSync(join(other, 'comis.db')).mode & 0o777).toBe(0o600);
+    } finally {
+      process.umask(old);
+    }
   });
 
   it('applies a later migration on top of an existing store', () => {

@@ -4,7 +4,7 @@
  * `sdk emit`. better-sqlite3 is imported here, inside {@link openStore}, so
  * merely importing this module costs nothing.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 
@@ -37,7 +37,10 @@ export function openStore(options: OpenStoreOptions = {}): Store {
   const path = options.path ?? storePath(options.home ?? comisHome());
   let db: Database;
   try {
-    if (!options.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    if (!options.readonly) {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      makePrivate(path);
+    }
     const Driver = require('better-sqlite3') as typeof BetterSqlite3;
     db = new Driver(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   } catch (err) {
@@ -60,6 +63,28 @@ export function openStore(options: OpenStoreOptions = {}): Store {
     throw new ComisError('STORE_ERROR', `The store ${path} could not be prepared: ${(err as Error).message}.`, {
       hint: 'If the file is corrupt, move it aside; comis creates a fresh store.',
     });
+  }
+}
+
+/**
+ * The store holds run records, audit rows and jail uids: private to the invoking user.
+ * SQLite creates the database with the umask's mode (often 0644) and gives its -wal and
+ * -shm files the database's own mode, so the file is created 0600 first, and a store an
+ * older comis left readable to others is tightened (with its -wal/-shm) on open.
+ */
+function makePrivate(path: string): void {
+  try {
+    closeSync(openSync(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const st = lstatSync(file);
+      if (st.isFile() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) chmodSync(file, st.mode & 0o700);
+    } catch {
+      /* absent (-wal/-shm before the first write) */
+    }
   }
 }
 
