@@ -10,8 +10,7 @@
  * run's results area lives outside the jail-writable workspace and is bound
  * read-only; stderr is never returned on success and is redacted when shown.
  */
-import { chmodSync, chownSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { PROFILE_CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
@@ -31,6 +30,7 @@ import { readTool, type ReadArgs } from '../tools/read.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
 import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
+import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
 import { prepareScript, type ScriptLanguage } from './transpile.js';
 
@@ -124,14 +124,17 @@ const SDK_NAMES = ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comi
  * Puts the SDK into the run directory: the copy pre-generated at build
  * (dist/sdk, byte-identical to `comis sdk emit`), else emitted on the spot.
  */
-async function installSdk(dir: string): Promise<void> {
+async function installSdk(dir: string, mode: number): Promise<void> {
   const prebuilt = new URL('../../sdk/', import.meta.url);
   if (SDK_NAMES.every((n) => existsSync(new URL(n, prebuilt)))) {
-    for (const n of SDK_NAMES) copyFileSync(new URL(n, prebuilt), join(dir, n));
+    for (const n of SDK_NAMES) {
+      copyFileSync(new URL(n, prebuilt), join(dir, n));
+      chmodSync(join(dir, n), mode);
+    }
     return;
   }
   const { emitSdk } = await import('../sdk/emit.js');
-  for (const [name, content] of emitSdk('all')) writeFileSync(join(dir, name), content, { mode: 0o644 });
+  for (const [name, content] of emitSdk('all')) writeFileSync(join(dir, name), content, { mode });
 }
 
 /** What a finished run yields: the caller-facing result, and the content-free record to store. */
@@ -207,22 +210,15 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const assembly = registry.mintAssembly(options.agent.id, agentCaps, timeoutMs + 120_000);
   const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 });
 
-  // 5. Run directory (outside the workspace; the jail sees it read-only).
+  // 5. Run directory (outside the workspace, private under $COMIS_HOME/runs; the jail sees it read-only).
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
   const root = process.getuid?.() === 0;
   const workspacePath = ensureWorkspace(options.agent.workspace);
   const hostUid = root ? jail.deriveJailUid(workspacePath) : (process.getuid?.() ?? 65534);
   const workspaceReal = jail.prepareWritableDir(workspacePath, hostUid);
-  const runDir = join(tmpdir(), `comis-run-${runId}`);
-  const sdkDir = join(runDir, 'sdk');
-  const resultsDir = join(runDir, 'results');
-  const writesDir = join(resultsDir, 'writes');
-  mkdirSync(writesDir, { recursive: true, mode: 0o755 });
-  chmodSync(runDir, 0o711);
-  mkdirSync(sdkDir, { mode: 0o755 });
-  await installSdk(sdkDir);
-  writeFileSync(join(sdkDir, prepared.fileName), prepared.code, { mode: 0o644 });
-  const sockDir = join(runDir, 'sock');
+  const { path: runDir, sdkDir, resultsDir, writesDir, sockDir, fileMode } = await prepareRunDir(options.home, runId, { root });
+  await installSdk(sdkDir, fileMode);
+  writeFileSync(join(sdkDir, prepared.fileName), prepared.code, { mode: fileMode });
 
   const audit: AuditRow[] = [];
   const budget = { remainingBytes: limits.resultRunMb * 1024 * 1024 };
@@ -293,7 +289,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         },
       }),
     });
-    if (root) chownSync(sockDir, hostUid, hostUid);
+    // sockDir stays ours: the jail uid reaches the socket through the mount stage, never the directory.
     mark('socket');
 
     const command =
@@ -329,6 +325,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       env,
       limits,
       hostUid,
+      // Counted as the host sees it (as root: every byte, whatever the jail's modes say).
+      writableQuota: { hostPath: workspaceReal, maxBytes: limits.workspaceMb * 1024 * 1024, maxEntries: limits.workspaceInodes },
       stdin: 'ignore',
     });
     mark('spawned');
@@ -370,6 +368,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     options.signal?.removeEventListener('abort', onAbort);
     mark('exited');
     exitCode = exit.code ?? (exit.signal ? 128 : null);
+    if (exit.killedBy === 'quota' && !failureClass) {
+      // No failure class of its own (the stored enum is closed): a non-zero exit that says why.
+      failureClass = 'nonzero_exit';
+      stderrBuf += `\ncomis: the run was killed: its workspace passed autonomy.limits.workspaceMb (${limits.workspaceMb} MiB allocated) or workspaceInodes (${limits.workspaceInodes} entries), or held a directory comis could not measure.\n`;
+    }
     if (!failureClass) {
       if (exit.code === 0) failureClass = undefined;
       else if (/^bwrap: /m.test(stderrBuf) && stdoutBytes === 0 && audit.length === 0) failureClass = 'spawn_fail';
@@ -391,7 +394,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         /* keeping is best effort: the run's outcome stands */
       }
     }
-    rmSync(runDir, { recursive: true, force: true });
+    // The jail is gone (exited resolves only then). Neither step follows a link the jail left.
+    await removeTree(runDir).catch(() => undefined); // a leftover is swept by the next comis process
+    await stripWorkspace(workspaceReal).catch(() => undefined);
     mark('cleanup');
   }
 
