@@ -17,16 +17,18 @@
  *   unreadable directory is a violation of its own (`unreadable`);
  * - a tree too large or too deep to measure counts as over the limit, and an
  *   entry that vanishes mid-walk is simply gone.
+ *
+ * The walk is synchronous (a promise per entry made 60,000 directories take
+ * over a minute) and runs in a worker thread, so the event loop never waits
+ * for it; the watchdog waits at least as long as the last walk took before
+ * the next one, so measuring costs at most about half a core.
  */
-import { constants } from 'node:fs';
-import { lstat, open, opendir, type FileHandle } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
 
 /** Most entries one measurement walks when the caller sets no entry limit. */
 export const MAX_ENTRIES = 200_000;
 /** Deepest directory level measured; a deeper tree is over quota (each level holds one fd). */
 export const MAX_DEPTH = 256;
-
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export type QuotaViolation = 'bytes' | 'entries' | 'unreadable' | 'too_deep';
 
@@ -47,9 +49,120 @@ export interface QuotaLimits {
   maxEntries?: number;
 }
 
-const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
-/** The name `name` inside the directory held open as `fd`, without re-walking any path. */
-const at = (fd: number, name: string): string => `/proc/self/fd/${fd}/${name}`;
+/**
+ * The walk itself. Self-contained (it is also the worker's source, so it
+ * takes `fs` as a parameter and uses nothing from this module's scope).
+ */
+function walkTree(fs: typeof import('node:fs'), root: string, maxBytes: number, maxEntries: number, maxDepth: number): TreeUsage {
+  const F = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+  const code = (err: unknown): string | undefined => (err as { code?: string }).code;
+  let bytes = 0;
+  let entries = 0;
+  let verdict: TreeUsage | undefined;
+  const over = (violation: TreeUsage['violation']): boolean => {
+    verdict = { bytes, entries, over: true, violation };
+    return true;
+  };
+  // true = stop (verdict set). Every name is reached through the fd of its directory.
+  const walk = (fd: number, depth: number): boolean => {
+    let names: string[];
+    try {
+      names = fs.readdirSync(`/proc/self/fd/${fd}`);
+    } catch (err) {
+      return code(err) === 'ENOENT' ? false : over('unreadable');
+    }
+    for (const name of names) {
+      entries += 1;
+      if (entries > maxEntries) return over('entries');
+      const at = `/proc/self/fd/${fd}/${name}`;
+      let st;
+      try {
+        st = fs.lstatSync(at);
+      } catch (err) {
+        if (code(err) === 'ENOENT') continue; // vanished mid-walk
+        return over('unreadable');
+      }
+      bytes += st.blocks * 512;
+      if (bytes > maxBytes) return over('bytes');
+      if (!st.isDirectory()) continue;
+      if (depth + 1 > maxDepth) return over('too_deep');
+      let child: number;
+      try {
+        child = fs.openSync(at, F);
+      } catch (err) {
+        const c = code(err);
+        // Gone, or swapped for a link/file since the lstat: the next walk sees what is there now.
+        if (c === 'ENOENT' || c === 'ELOOP' || c === 'ENOTDIR') continue;
+        return over('unreadable');
+      }
+      try {
+        if (walk(child, depth + 1)) return true;
+      } finally {
+        fs.closeSync(child);
+      }
+    }
+    return false;
+  };
+  let top: number;
+  try {
+    top = fs.openSync(root, F);
+  } catch (err) {
+    return code(err) === 'ENOENT' ? { bytes, entries, over: false } : { bytes, entries, over: true, violation: 'unreadable' };
+  }
+  try {
+    walk(top, 0);
+  } finally {
+    fs.closeSync(top);
+  }
+  return verdict ?? { bytes, entries, over: false };
+}
+
+const WORKER_SOURCE = `
+const fs = require('node:fs');
+const { parentPort } = require('node:worker_threads');
+const walkTree = ${walkTree.toString()};
+parentPort.on('message', (m) => {
+  let usage;
+  try {
+    usage = walkTree(fs, m.root, m.maxBytes, m.maxEntries, m.maxDepth);
+  } catch (err) {
+    usage = { bytes: 0, entries: 0, over: true, violation: 'unreadable' };
+  }
+  parentPort.postMessage(usage);
+});
+`;
+
+/** A worker thread that measures trees, one request at a time. */
+class Measurer {
+  private readonly worker = new Worker(WORKER_SOURCE, { eval: true });
+  private pending: ((u: TreeUsage) => void) | undefined;
+
+  constructor() {
+    this.worker.unref();
+    this.worker.on('message', (u: TreeUsage) => this.settle(u));
+    // A worker that died cannot vouch for anything: over.
+    this.worker.on('error', () => this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' }));
+    this.worker.on('exit', () => this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' }));
+  }
+
+  private settle(u: TreeUsage): void {
+    const p = this.pending;
+    this.pending = undefined;
+    p?.(u);
+  }
+
+  measure(root: string, limits: QuotaLimits): Promise<TreeUsage> {
+    if (this.pending) throw new Error('Measurer: one measurement at a time');
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.worker.postMessage({ root, maxBytes: limits.maxBytes, maxEntries: Math.min(limits.maxEntries ?? MAX_ENTRIES, Number.MAX_SAFE_INTEGER), maxDepth: MAX_DEPTH });
+    });
+  }
+
+  close(): void {
+    void this.worker.terminate();
+  }
+}
 
 /**
  * Measures `root` (a directory comis trusts the path of, e.g. the workspace
@@ -57,79 +170,19 @@ const at = (fd: number, name: string): string => `/proc/self/fd/${fd}/${name}`;
  * Stops at the first limit passed; see the module comment for what counts.
  */
 export async function measureTree(root: string, limits: QuotaLimits = { maxBytes: Number.POSITIVE_INFINITY }): Promise<TreeUsage> {
-  const maxEntries = Math.min(limits.maxEntries ?? MAX_ENTRIES, Number.MAX_SAFE_INTEGER);
-  let bytes = 0;
-  let entries = 0;
-  const over = (violation: QuotaViolation): TreeUsage => ({ bytes, entries, over: true, violation });
-  const held: FileHandle[] = [];
+  const m = new Measurer();
   try {
-    let top: FileHandle;
-    try {
-      top = await open(root, DIR_FLAGS);
-    } catch (err) {
-      if (errno(err) === 'ENOENT') return { bytes, entries, over: false };
-      return over('unreadable');
-    }
-    held.push(top);
-    // Depth-first; each level holds its directory's fd and its open listing.
-    const walk = async (dir: FileHandle, depth: number): Promise<TreeUsage | undefined> => {
-      let listing;
-      try {
-        listing = await opendir(`/proc/self/fd/${dir.fd}`, { bufferSize: 64 });
-      } catch (err) {
-        return errno(err) === 'ENOENT' ? undefined : over('unreadable');
-      }
-      try {
-        for (;;) {
-          const ent = await listing.read();
-          if (!ent) return undefined;
-          entries += 1;
-          if (entries > maxEntries) return over('entries');
-          let st;
-          try {
-            st = await lstat(at(dir.fd, ent.name));
-          } catch (err) {
-            if (errno(err) === 'ENOENT') continue; // vanished mid-walk
-            return over('unreadable');
-          }
-          bytes += st.blocks * 512;
-          if (bytes > limits.maxBytes) return over('bytes');
-          if (!st.isDirectory()) continue;
-          if (depth + 1 > MAX_DEPTH) return over('too_deep');
-          let child: FileHandle;
-          try {
-            child = await open(at(dir.fd, ent.name), DIR_FLAGS);
-          } catch (err) {
-            const code = errno(err);
-            // Gone, or swapped for a link/file since the lstat: the next poll sees what is there now.
-            if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') continue;
-            return over('unreadable');
-          }
-          held.push(child);
-          try {
-            const r = await walk(child, depth + 1);
-            if (r) return r;
-          } finally {
-            held.pop();
-            await child.close();
-          }
-        }
-      } finally {
-        await listing.close().catch(() => undefined);
-      }
-    };
-    const r = await walk(top, 0);
-    if (r) return r;
-    return { bytes, entries, over: false };
+    return await m.measure(root, limits);
   } finally {
-    for (const h of held) await h.close().catch(() => undefined);
+    m.close();
   }
 }
 
 /**
- * Polls `quota.hostPath` every `intervalMs` and calls `onExceeded` once with
- * the usage when it passes `maxBytes` or `maxEntries` (or cannot be
- * measured). Returns a stop function and a final check.
+ * Polls `quota.hostPath` (every `intervalMs`, or as long as the last walk
+ * took if that is longer) and calls `onExceeded` once with the usage when
+ * it passes `maxBytes` or `maxEntries` (or cannot be measured). Returns a
+ * stop function and a final check.
  */
 export function watchQuota(
   quota: { hostPath: string } & QuotaLimits,
@@ -139,30 +192,52 @@ export function watchQuota(
   let stopped = false;
   let fired = false;
   let timer: NodeJS.Timeout | undefined;
+  let measurer: Measurer | undefined;
+  let running: Promise<TreeUsage> | undefined;
+  const measure = async (): Promise<TreeUsage> => {
+    // One walk at a time: a final check waits for a poll still under way, then walks afresh.
+    while (running) await running.catch(() => undefined);
+    measurer ??= new Measurer();
+    running = measurer.measure(quota.hostPath, quota);
+    try {
+      return await running;
+    } finally {
+      running = undefined;
+    }
+  };
   const check = async (): Promise<boolean> => {
-    const usage = await measureTree(quota.hostPath, quota);
+    const usage = await measure();
     if (usage.over && !fired) {
       fired = true;
       onExceeded(usage);
     }
+    if (stopped && !running) {
+      measurer?.close();
+      measurer = undefined;
+    }
     return usage.over;
   };
-  const loop = (): void => {
+  const loop = (wait: number): void => {
     if (stopped) return;
     timer = setTimeout(() => {
+      const t0 = Date.now();
       void check()
         .catch(() => false)
         .finally(() => {
-          if (!fired) loop();
+          if (!fired) loop(Math.max(intervalMs, Date.now() - t0));
         });
-    }, intervalMs);
+    }, wait);
     timer.unref();
   };
-  loop();
+  loop(intervalMs);
   return {
     stop: () => {
       stopped = true;
       if (timer) clearTimeout(timer);
+      if (!running) {
+        measurer?.close();
+        measurer = undefined;
+      }
     },
     check,
   };
