@@ -151,6 +151,11 @@ describe('what a script leaves in its workspace', () => {
     writeFileSync(join(ws, 'shared', 'inner'), 'x');
     chmodSync(join(ws, 'shared', 'inner'), 0o6777);
     expect(lstatSync(join(ws, 'planted-suid')).mode & 0o4000).toBe(0o4000);
+    // A link out of the workspace: the strip must not follow it to what it names.
+    const outside = join(tempDir('comis-outside-'), 'outside-suid');
+    writeFileSync(outside, 'x');
+    chmodSync(outside, 0o4777);
+    symlinkSync(outside, join(ws, 'link-out'));
     const res = h.run([
       'orchestrate',
       h.script(
@@ -174,6 +179,7 @@ describe('what a script leaves in its workspace', () => {
       expect(e.mode & (e.isDir ? 0o077 : 0o022), e.path).toBe(0);
     }
     expect(lstatSync(ws).mode & 0o7077).toBe(0);
+    expect(lstatSync(outside).mode & 0o7777).toBe(0o4777);
   });
 });
 
