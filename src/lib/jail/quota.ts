@@ -234,10 +234,13 @@ export function watchQuota(
     stop: () => {
       stopped = true;
       if (timer) clearTimeout(timer);
-      if (!running) {
-        measurer?.close();
-        measurer = undefined;
-      }
+      // The final check usually follows at once: keep the worker for it, and end it soon either way.
+      setTimeout(() => {
+        if (!running) {
+          measurer?.close();
+          measurer = undefined;
+        }
+      }, 1_000).unref();
     },
     check,
   };
