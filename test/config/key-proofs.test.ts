@@ -34,6 +34,8 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.autonomy.limits.maxProcesses': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.resultFileMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
   'agents.*.autonomy.limits.resultRunMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
+  'agents.*.autonomy.limits.workspaceMb': ['test/security/run-data.test.ts', 'writing past workspaceMb through many files kills the run'],
+  'agents.*.autonomy.limits.workspaceInodes': ['test/security/run-data.test.ts', '60,000 empty directories against workspaceInodes 1000 kill the run'],
   'agents.*.skills.toolPolicy.profile': ['test/e2e/policy.test.ts', 'pre-flight: minimal with deny [grep, write]'],
   'agents.*.skills.toolPolicy.allow': ['test/policy/tool-policy.test.ts', 'allow adds, with group expansion'],
   'agents.*.skills.toolPolicy.deny': ['test/e2e/policy.test.ts', 'socket: a dynamically named denied call'],

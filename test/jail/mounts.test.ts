@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/lib/jail/host.js';
 import { resolveInterpreter, resolveJq } from '../../src/lib/jail/interpreters.js';
 import { prepareWritableDir, screenBindSource } from '../../src/lib/jail/mounts.js';
-import { MIN_ENTRY_BYTES, measureTree } from '../../src/lib/jail/quota.js';
+import { measureTree } from '../../src/lib/jail/quota.js';
 import { tempDir } from '../helpers/temp.js';
 import { expectInputInvalid, root } from './helpers.js';
 
@@ -137,20 +137,21 @@ describe('interpreters', () => {
 });
 
 describe('measureTree (writable quota)', () => {
-  it('counts sparse files at their full size, charges a minimum per entry, never follows symlinks', async () => {
+  it('counts allocated blocks (not apparent size) and every entry, never follows symlinks', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'sparse'), '');
-    truncateSync(join(dir, 'sparse'), 10 * 1024 * 1024);
+    truncateSync(join(dir, 'sparse'), 10 * 1024 * 1024); // 10 MiB apparent, nothing allocated
+    writeFileSync(join(dir, 'real'), Buffer.alloc(2 * 1024 * 1024, 1));
     for (let i = 0; i < 10; i++) writeFileSync(join(dir, `empty${i}`), '');
     symlinkSync('/usr', join(dir, 'to-usr'));
     mkdirSync(join(dir, 'sub'));
     chmodSync(join(dir, 'sub'), 0o755);
     const u = await measureTree(dir);
-    expect(u.entries).toBe(13);
-    expect(u.bytes).toBeGreaterThanOrEqual(10 * 1024 * 1024 + 11 * MIN_ENTRY_BYTES);
-    expect(u.bytes).toBeLessThan(11 * 1024 * 1024);
+    expect(u.entries).toBe(14);
+    expect(u.bytes).toBeGreaterThanOrEqual(2 * 1024 * 1024);
+    expect(u.bytes).toBeLessThan(3 * 1024 * 1024);
     expect(u.over).toBe(false);
-    const early = await measureTree(dir, 1024 * 1024);
-    expect(early.over).toBe(true);
+    expect(await measureTree(dir, { maxBytes: 1024 * 1024 })).toMatchObject({ over: true, violation: 'bytes' });
+    expect(await measureTree(dir, { maxBytes: 64 * 1024 * 1024, maxEntries: 5 })).toMatchObject({ over: true, violation: 'entries' });
   });
 });

@@ -87,6 +87,20 @@ export const jailLimitsSchema = z
       .max(16_384)
       .default(64)
       .describe("Total bytes one run may materialize (ResultRefs and writes together), in MiB."),
+    workspaceMb: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_048_576)
+      .default(1024)
+      .describe('Most disk the whole workspace may use while a run is in it, in MiB of allocated blocks (what was there before counts too); a run past it is killed.'),
+    workspaceInodes: z
+      .number()
+      .int()
+      .min(100)
+      .max(1_000_000)
+      .default(100_000)
+      .describe('Most entries (files, directories, links) the whole workspace may hold while a run is in it; a run past it is killed.'),
     stdoutCapBytes: z
       .number()
       .int()

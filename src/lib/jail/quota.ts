@@ -1,102 +1,246 @@
 /**
  * Disk use of a jail-writable host directory, for the writable-quota
- * watchdog. RLIMIT_FSIZE bounds one file; this bounds the sum.
+ * watchdog. RLIMIT_FSIZE bounds one file; this bounds the sum, in bytes and
+ * in entries (inodes).
  *
- * The tree belongs to the jail, so the walk treats it as hostile: it never
- * follows a symlink (lstat, and directories are entered only when readdir
- * itself typed them as directories), ignores entries that vanish mid-walk,
- * and stops as soon as the answer is known (over the limit) or after a fixed
- * number of entries, which then counts as over the limit — a tree too big to
- * measure is a tree too big to keep.
+ * The tree belongs to the jail, which is still running while it is measured,
+ * so the walk treats it as hostile:
+ * - it never follows a symlink and never re-walks a path: every directory is
+ *   held open and its entries are reached as `/proc/self/fd/<dir>/<name>`
+ *   with O_NOFOLLOW, so renaming a directory or swapping it for a link
+ *   mid-walk cannot steer it out of the tree;
+ * - bytes are ALLOCATED blocks (st_blocks × 512), so `fallocate` with
+ *   FALLOC_FL_KEEP_SIZE (size 0, blocks allocated) counts and a sparse file
+ *   costs what it really uses;
+ * - a directory (or entry) it may not open is never skipped: as root nothing
+ *   is refused; otherwise `chmod 000` would hide what is below, so an
+ *   unreadable directory is a violation of its own (`unreadable`);
+ * - a tree too large or too deep to measure counts as over the limit, and an
+ *   entry that vanishes mid-walk is simply gone.
+ *
+ * The walk is synchronous (a promise per entry made 60,000 directories take
+ * over a minute) and runs in a worker thread, so the event loop never waits
+ * for it; the watchdog waits at least as long as the last walk took before
+ * the next one, so measuring costs at most about half a core.
  */
-import { lstat, opendir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 
-/** Every entry costs at least this much, so a flood of empty files is bounded too. */
-export const MIN_ENTRY_BYTES = 512;
-/** Most entries one measurement walks. */
+/** Most entries one measurement walks when the caller sets no entry limit. */
 export const MAX_ENTRIES = 200_000;
+/** Deepest directory level measured; a deeper tree is over quota (each level holds one fd). */
+export const MAX_DEPTH = 256;
+
+export type QuotaViolation = 'bytes' | 'entries' | 'unreadable' | 'too_deep';
 
 export interface TreeUsage {
+  /** Allocated bytes of the entries seen (st_blocks × 512). */
   bytes: number;
+  /** Entries seen (files, directories, links, everything). */
   entries: number;
-  /** The walk stopped early: bytes already exceed the limit, or MAX_ENTRIES was reached. */
+  /** The walk stopped early because the tree is over a limit (or cannot be measured). */
   over: boolean;
+  /** Why, when `over`. */
+  violation?: QuotaViolation;
+}
+
+export interface QuotaLimits {
+  maxBytes: number;
+  /** Most entries; default {@link MAX_ENTRIES}. */
+  maxEntries?: number;
 }
 
 /**
- * Measures `root`: for each entry the larger of its apparent size and its
- * allocated blocks (a sparse file counts at its full size), at least
- * {@link MIN_ENTRY_BYTES}. Stops early once `limit` is exceeded.
+ * The walk itself. Self-contained (it is also the worker's source, so it
+ * takes `fs` as a parameter and uses nothing from this module's scope).
  */
-export async function measureTree(root: string, limit = Number.POSITIVE_INFINITY): Promise<TreeUsage> {
+function walkTree(fs: typeof import('node:fs'), root: string, maxBytes: number, maxEntries: number, maxDepth: number): TreeUsage {
+  const F = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+  const code = (err: unknown): string | undefined => (err as { code?: string }).code;
   let bytes = 0;
   let entries = 0;
-  const stack: string[] = [root];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    let handle;
+  let verdict: TreeUsage | undefined;
+  const over = (violation: TreeUsage['violation']): boolean => {
+    verdict = { bytes, entries, over: true, violation };
+    return true;
+  };
+  // true = stop (verdict set). Every name is reached through the fd of its directory.
+  const walk = (fd: number, depth: number): boolean => {
+    let names: string[];
     try {
-      handle = await opendir(dir, { bufferSize: 256 });
-    } catch {
-      continue;
+      names = fs.readdirSync(`/proc/self/fd/${fd}`);
+    } catch (err) {
+      return code(err) === 'ENOENT' ? false : over('unreadable');
     }
-    try {
-      for await (const ent of handle) {
-        entries += 1;
-        if (entries > MAX_ENTRIES) return { bytes, entries, over: true };
-        const path = join(dir, ent.name);
-        try {
-          const st = await lstat(path);
-          bytes += Math.max(st.size, st.blocks * 512, MIN_ENTRY_BYTES);
-        } catch {
-          continue;
-        }
-        if (bytes > limit) return { bytes, entries, over: true };
-        if (ent.isDirectory()) stack.push(path);
+    for (const name of names) {
+      entries += 1;
+      if (entries > maxEntries) return over('entries');
+      const at = `/proc/self/fd/${fd}/${name}`;
+      let st;
+      try {
+        st = fs.lstatSync(at);
+      } catch (err) {
+        if (code(err) === 'ENOENT') continue; // vanished mid-walk
+        return over('unreadable');
       }
-    } catch {
-      /* the directory vanished while it was read */
+      bytes += st.blocks * 512;
+      if (bytes > maxBytes) return over('bytes');
+      if (!st.isDirectory()) continue;
+      if (depth + 1 > maxDepth) return over('too_deep');
+      let child: number;
+      try {
+        child = fs.openSync(at, F);
+      } catch (err) {
+        const c = code(err);
+        // Gone, or swapped for a link/file since the lstat: the next walk sees what is there now.
+        if (c === 'ENOENT' || c === 'ELOOP' || c === 'ENOTDIR') continue;
+        return over('unreadable');
+      }
+      try {
+        if (walk(child, depth + 1)) return true;
+      } finally {
+        fs.closeSync(child);
+      }
     }
+    return false;
+  };
+  let top: number;
+  try {
+    top = fs.openSync(root, F);
+  } catch (err) {
+    return code(err) === 'ENOENT' ? { bytes, entries, over: false } : { bytes, entries, over: true, violation: 'unreadable' };
   }
-  return { bytes, entries, over: bytes > limit };
+  try {
+    walk(top, 0);
+  } finally {
+    fs.closeSync(top);
+  }
+  return verdict ?? { bytes, entries, over: false };
+}
+
+const WORKER_SOURCE = `
+const fs = require('node:fs');
+const { parentPort } = require('node:worker_threads');
+const walkTree = ${walkTree.toString()};
+parentPort.on('message', (m) => {
+  let usage;
+  try {
+    usage = walkTree(fs, m.root, m.maxBytes, m.maxEntries, m.maxDepth);
+  } catch (err) {
+    usage = { bytes: 0, entries: 0, over: true, violation: 'unreadable' };
+  }
+  parentPort.postMessage(usage);
+});
+`;
+
+/** A worker thread that measures trees, one request at a time. */
+class Measurer {
+  private readonly worker = new Worker(WORKER_SOURCE, { eval: true });
+  private pending: ((u: TreeUsage) => void) | undefined;
+
+  constructor() {
+    this.worker.unref();
+    this.worker.on('message', (u: TreeUsage) => this.settle(u));
+    // A worker that died cannot vouch for anything: over.
+    this.worker.on('error', () => this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' }));
+    this.worker.on('exit', () => this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' }));
+  }
+
+  private settle(u: TreeUsage): void {
+    const p = this.pending;
+    this.pending = undefined;
+    p?.(u);
+  }
+
+  measure(root: string, limits: QuotaLimits): Promise<TreeUsage> {
+    if (this.pending) throw new Error('Measurer: one measurement at a time');
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.worker.postMessage({ root, maxBytes: limits.maxBytes, maxEntries: Math.min(limits.maxEntries ?? MAX_ENTRIES, Number.MAX_SAFE_INTEGER), maxDepth: MAX_DEPTH });
+    });
+  }
+
+  close(): void {
+    void this.worker.terminate();
+  }
 }
 
 /**
- * Polls `hostPath` every `intervalMs` and calls `onExceeded` once when its
- * use passes `maxBytes`. Returns a stop function and a final check.
+ * Measures `root` (a directory comis trusts the path of, e.g. the workspace
+ * it prepared): the allocated bytes and the number of entries below it.
+ * Stops at the first limit passed; see the module comment for what counts.
+ */
+export async function measureTree(root: string, limits: QuotaLimits = { maxBytes: Number.POSITIVE_INFINITY }): Promise<TreeUsage> {
+  const m = new Measurer();
+  try {
+    return await m.measure(root, limits);
+  } finally {
+    m.close();
+  }
+}
+
+/**
+ * Polls `quota.hostPath` (every `intervalMs`, or as long as the last walk
+ * took if that is longer) and calls `onExceeded` once with the usage when
+ * it passes `maxBytes` or `maxEntries` (or cannot be measured). Returns a
+ * stop function and a final check.
  */
 export function watchQuota(
-  hostPath: string,
-  maxBytes: number,
-  onExceeded: () => void,
+  quota: { hostPath: string } & QuotaLimits,
+  onExceeded: (usage: TreeUsage) => void,
   intervalMs = 200,
 ): { stop(): void; check(): Promise<boolean> } {
   let stopped = false;
   let fired = false;
   let timer: NodeJS.Timeout | undefined;
+  let measurer: Measurer | undefined;
+  let running: Promise<TreeUsage> | undefined;
+  const measure = async (): Promise<TreeUsage> => {
+    // One walk at a time: a final check waits for a poll still under way, then walks afresh.
+    while (running) await running.catch(() => undefined);
+    measurer ??= new Measurer();
+    running = measurer.measure(quota.hostPath, quota);
+    try {
+      return await running;
+    } finally {
+      running = undefined;
+    }
+  };
   const check = async (): Promise<boolean> => {
-    const usage = await measureTree(hostPath, maxBytes);
+    const usage = await measure();
     if (usage.over && !fired) {
       fired = true;
-      onExceeded();
+      onExceeded(usage);
+    }
+    if (stopped && !running) {
+      measurer?.close();
+      measurer = undefined;
     }
     return usage.over;
   };
-  const loop = (): void => {
+  const loop = (wait: number): void => {
     if (stopped) return;
     timer = setTimeout(() => {
-      void check().finally(() => {
-        if (!fired) loop();
-      });
-    }, intervalMs);
+      const t0 = Date.now();
+      void check()
+        .catch(() => false)
+        .finally(() => {
+          if (!fired) loop(Math.max(intervalMs, Date.now() - t0));
+        });
+    }, wait);
     timer.unref();
   };
-  loop();
+  loop(intervalMs);
   return {
     stop: () => {
       stopped = true;
       if (timer) clearTimeout(timer);
+      // The final check usually follows at once: keep the worker for it, and end it soon either way.
+      setTimeout(() => {
+        if (!running) {
+          measurer?.close();
+          measurer = undefined;
+        }
+      }, 1_000).unref();
     },
     check,
   };

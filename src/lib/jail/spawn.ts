@@ -260,7 +260,7 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     }
   };
 
-  const quota = req.writableQuota ? watchQuota(req.writableQuota.hostPath, req.writableQuota.maxBytes, () => kill('quota')) : undefined;
+  const quota = req.writableQuota ? watchQuota(req.writableQuota, () => kill('quota')) : undefined;
 
   const bwrapExit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
     child.on('exit', (code, signal) => resolveExit({ code, signal }));

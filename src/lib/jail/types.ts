@@ -46,8 +46,12 @@ export interface JailRequest {
    * when comis is not root (the jail then runs as comis's own uid).
    */
   hostUid?: number;
-  /** Bound the disk use of a rw area: a watchdog kills the run when exceeded. */
-  writableQuota?: { hostPath: string; maxBytes: number };
+  /**
+   * Bound the disk use of a rw area: a watchdog kills the run when its
+   * allocated bytes pass `maxBytes` or its entries pass `maxEntries`
+   * (default `MAX_ENTRIES` of quota.ts), or when part of it cannot be measured.
+   */
+  writableQuota?: { hostPath: string; maxBytes: number; maxEntries?: number };
   /** Default 'ignore' (stdin is /dev/null). A Buffer is written to stdin and then closed. */
   stdin?: 'ignore' | Buffer;
   /**

@@ -10,8 +10,8 @@
  * run's results area lives outside the jail-writable workspace and is bound
  * read-only; stderr is never returned on success and is redacted when shown.
  */
-import { chmodSync, chownSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { constants as osConstants, tmpdir } from 'node:os';
+import { chmodSync, cpSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -33,6 +33,7 @@ import { readTool, type ReadArgs } from '../tools/read.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
 import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
+import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
 import { prepareScript, type ScriptLanguage } from './transpile.js';
 import { prepareAgentJail } from './workspace.js';
@@ -137,16 +138,19 @@ const SDK_NAMES = ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comi
  * from the table without them, so describe() and the types never offer a
  * tool the socket would deny by policy.
  */
-async function installSdk(dir: string, tools?: readonly string[]): Promise<void> {
+async function installSdk(dir: string, mode: number, tools?: readonly string[]): Promise<void> {
   const prebuilt = new URL('../../sdk/', import.meta.url);
   if (!tools && SDK_NAMES.every((n) => existsSync(new URL(n, prebuilt)))) {
-    for (const n of SDK_NAMES) copyFileSync(new URL(n, prebuilt), join(dir, n));
+    for (const n of SDK_NAMES) {
+      copyFileSync(new URL(n, prebuilt), join(dir, n));
+      chmodSync(join(dir, n), mode);
+    }
     return;
   }
   const { emitSdk } = await import('../sdk/emit.js');
   const { TOOL_MAP } = await import('../capabilities/tool-map.js');
   const table = tools ? TOOL_MAP.filter((t) => tools.includes(t.name)) : TOOL_MAP;
-  for (const [name, content] of emitSdk('all', table)) writeFileSync(join(dir, name), content, { mode: 0o644 });
+  for (const [name, content] of emitSdk('all', table)) writeFileSync(join(dir, name), content, { mode });
 }
 
 /** What a finished run yields: the caller-facing result, and the content-free record to store. */
@@ -235,23 +239,16 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const assembly = registry.mintAssembly(options.agent.id, agentCaps, timeoutMs + 120_000);
   const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 });
 
-  // 5. Run directory (outside the workspace; the jail sees it read-only).
+  // 5. Run directory (outside the workspace, private under $COMIS_HOME/runs; the jail sees it read-only).
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
   // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry.
   const root = process.getuid?.() === 0;
   const { workspaceReal, hostUid, readOnlyMounts } = await prepareAgentJail(options.agent, options.home);
   // bwrap cannot create the results/ mount point inside a read-only workspace bind.
   if (surface.role === 'coordinator') mkdirSync(join(workspaceReal, 'results'), { recursive: true, mode: 0o755 });
-  const runDir = join(tmpdir(), `comis-run-${runId}`);
-  const sdkDir = join(runDir, 'sdk');
-  const resultsDir = join(runDir, 'results');
-  const writesDir = join(resultsDir, 'writes');
-  mkdirSync(writesDir, { recursive: true, mode: 0o755 });
-  chmodSync(runDir, 0o711);
-  mkdirSync(sdkDir, { mode: 0o755 });
-  await installSdk(sdkDir, surface.dropped.size > 0 ? surface.tools : undefined);
-  writeFileSync(join(sdkDir, prepared.fileName), prepared.code, { mode: 0o644 });
-  const sockDir = join(runDir, 'sock');
+  const { path: runDir, sdkDir, resultsDir, writesDir, sockDir, fileMode } = await prepareRunDir(options.home, runId, { root });
+  await installSdk(sdkDir, fileMode, surface.dropped.size > 0 ? surface.tools : undefined);
+  writeFileSync(join(sdkDir, prepared.fileName), prepared.code, { mode: fileMode });
 
   const audit: AuditRow[] = [];
   const budget = { remainingBytes: limits.resultRunMb * 1024 * 1024 };
@@ -320,7 +317,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         },
       }),
     });
-    if (root) chownSync(sockDir, hostUid, hostUid);
+    // sockDir stays ours: the jail uid reaches the socket through the mount stage, never the directory.
     mark('socket');
 
     const command =
@@ -358,6 +355,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       env,
       limits,
       hostUid,
+      // Counted as the host sees it (as root: every byte, whatever the jail's modes say).
+      writableQuota: { hostPath: workspaceReal, maxBytes: limits.workspaceMb * 1024 * 1024, maxEntries: limits.workspaceInodes },
       stdin: 'ignore',
       deadlineMs: timeoutMs,
     });
@@ -406,6 +405,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     stderrBuf = tailOf(stderrBuf + stderrText.end(), STDERR_TAIL_CHARS * 4);
     // The supervisor's own SIGKILL at the deadline reads as 137, like a jail killed by comis's timer.
     exitCode = exit.code ?? (exit.signal ? 128 + (osConstants.signals[exit.signal] ?? 0) : null);
+    if (exit.killedBy === 'quota' && !failureClass) {
+      // No failure class of its own (the stored enum is closed): a non-zero exit that says why.
+      failureClass = 'nonzero_exit';
+      stderrBuf += `\ncomis: the run was killed: its workspace passed autonomy.limits.workspaceMb (${limits.workspaceMb} MiB allocated) or workspaceInodes (${limits.workspaceInodes} entries), or held a directory comis could not measure.\n`;
+    }
     failureClass ??= classifyExit(exit, stdoutBytes);
   } catch (err) {
     if (err instanceof ComisError) throw err;
@@ -424,7 +428,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         /* keeping is best effort: the run's outcome stands */
       }
     }
-    rmSync(runDir, { recursive: true, force: true });
+    // The jail is gone (exited resolves only then). Neither step follows a link the jail left.
+    await removeTree(runDir).catch(() => undefined); // a leftover is swept by the next comis process
+    await stripWorkspace(workspaceReal).catch(() => undefined);
     mark('cleanup');
   }
 

@@ -1,0 +1,294 @@
+/**
+ * Where a run's data lives on the host, and how it is cleaned up.
+ *
+ * A run directory holds the script source and SDK (`sdk/`, bound read-only
+ * at /run/comis), the results area (`results/`, bound read-only into the
+ * workspace) and the capability socket (`sock/`). It lives under
+ * `$COMIS_HOME/runs/` — 0700, owned by the invoking user — never in a
+ * world-listed /tmp, and its name records the owning comis process (pid and
+ * start time) so a run dir left by a SIGKILLed comis is swept by the next one.
+ *
+ * As root, the jail uid reads sdk/ and results/ through the mount stage
+ * (`src/lib/jail/launch.ts`): their sources sit below this 0700 directory,
+ * which the jail uid cannot enter, so they are bound onto a stage directory
+ * in a private mount namespace first. Inside, modes are therefore 0755/0644
+ * as root (the jail uid and the DuckDB child's uid read them as "other",
+ * through the stage only) and 0700/0600 otherwise (the jail is our own uid).
+ * Nothing in a run dir is owned by, or writable by, the jail uid.
+ *
+ * Cleanup treats every tree as hostile: {@link removeTree} and
+ * {@link stripWorkspace} never follow a link and never re-walk a path. Each
+ * directory is held open and its entries are reached as
+ * `/proc/self/fd/<dir>/<name>` with O_NOFOLLOW, so a directory swapped for a
+ * symlink mid-walk (by any holder of the jail uid) is unlinked as a link,
+ * never descended into.
+ */
+import { constants, lstatSync, mkdirSync, chmodSync } from 'node:fs';
+import { chmod, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+import { ComisError } from '../errors.js';
+import { readProcStat } from '../jail/host.js';
+
+/** O_PATH (Linux): an fd naming an inode without opening it; node does not export the constant. */
+const O_PATH = 0o10000000;
+/** S_ISUID and S_ISGID (not in node's typed constants). */
+const S_ISUID = 0o4000;
+const S_ISGID = 0o2000;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** Deepest level the cleanup walks hold fds for (one per level). */
+export const MAX_CLEANUP_DEPTH = 256;
+/** Bits stripped from files after a run: setuid, setgid, group/world write. */
+export const STRIP_FILE_BITS = S_ISUID | S_ISGID | 0o022;
+/** Bits stripped from directories after a run: setuid, setgid and everything of group/world. */
+export const STRIP_DIR_BITS = S_ISUID | S_ISGID | 0o077;
+
+const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
+const at = (fd: number, name: string): string => `/proc/self/fd/${fd}/${name}`;
+
+export function runsDir(home: string): string {
+  return join(home, 'runs');
+}
+
+export interface RunDirectory {
+  path: string;
+  sdkDir: string;
+  resultsDir: string;
+  writesDir: string;
+  sockDir: string;
+  /** Mode for files comis puts into the run dir (see the module comment). */
+  fileMode: number;
+}
+
+/** `<pid>-<start time>-<runId>`: the owning process, robust to pid reuse. */
+const RUN_DIR_NAME = /^(\d+)-(\d+)-[A-Za-z0-9_-]+$/;
+const sweptRunsDirs = new Set<string>();
+
+function ownStartTime(): string {
+  return readProcStat(process.pid)?.startTime ?? '0';
+}
+
+/** Creates `$COMIS_HOME/runs` (0700, ours, not a link) or refuses with the reason. */
+function ensureRunsDir(home: string): string {
+  const dir = runsDir(home);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = lstatSync(dir);
+  const uid = process.geteuid?.();
+  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
+    throw new ComisError('IO_ERROR', `${dir} is not a directory owned by the user running comis.`, {
+      hint: 'Remove it (comis recreates it, mode 0700); run data must stay private to you.',
+      details: { path: dir },
+    });
+  }
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+/**
+ * Creates this run's directory under `$COMIS_HOME/runs/` (first sweeping,
+ * once per process, the run dirs of comis processes that are gone).
+ */
+export async function prepareRunDir(home: string, runId: string, opts: { root: boolean }): Promise<RunDirectory> {
+  if (!/^[A-Za-z0-9_-]+$/.test(runId)) throw new ComisError('INTERNAL', `Run id ${JSON.stringify(runId)} is not a valid directory name.`);
+  const runs = ensureRunsDir(home);
+  if (!sweptRunsDirs.has(runs)) {
+    sweptRunsDirs.add(runs);
+    await sweepStaleRunDirs(runs);
+  }
+  const path = join(runs, `${process.pid}-${ownStartTime()}-${runId}`);
+  const dirMode = opts.root ? 0o755 : 0o700;
+  mkdirSync(path, { mode: 0o700 }); // never recursive: an existing name is an error
+  chmodSync(path, 0o700);
+  const sdkDir = join(path, 'sdk');
+  const resultsDir = join(path, 'results');
+  const writesDir = join(resultsDir, 'writes');
+  for (const d of [sdkDir, resultsDir, writesDir]) {
+    mkdirSync(d, { mode: dirMode });
+    chmodSync(d, dirMode); // the umask may have narrowed it
+  }
+  return { path, sdkDir, resultsDir, writesDir, sockDir: join(path, 'sock'), fileMode: opts.root ? 0o644 : 0o600 };
+}
+
+/**
+ * Removes the run dirs in `runs` whose owning comis process is gone (no
+ * such pid, or a pid reused by a process with another start time). Dirs of
+ * live processes, including our own concurrent runs, stay. Returns how many
+ * were removed.
+ */
+export async function sweepStaleRunDirs(runs: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(runs);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = RUN_DIR_NAME.exec(name);
+    if (!m) continue;
+    const st = readProcStat(Number(m[1]));
+    if (st && st.startTime === m[2] && st.state !== 'Z' && st.state !== 'X') continue;
+    try {
+      await removeTree(join(runs, name));
+      removed++;
+    } catch {
+      /* left for the next sweep */
+    }
+  }
+  return removed;
+}
+
+/**
+ * Removes `path` and everything below it without following any link: each
+ * directory is held open and emptied through its fd, so a directory swapped
+ * for a symlink during the walk is unlinked as a link and what it points to
+ * is never touched. The parent of `path` must be a directory comis trusts.
+ * Absent is fine.
+ */
+export async function removeTree(path: string): Promise<void> {
+  let parent: FileHandle;
+  try {
+    parent = await open(dirname(path), constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (err) {
+    if (errno(err) === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    await removeAt(parent.fd, basename(path), 0);
+  } finally {
+    await parent.close();
+  }
+}
+
+async function removeAt(dirFd: number, name: string, depth: number): Promise<void> {
+  const target = at(dirFd, name);
+  // A bounded number of tries: each lost race (the name changed kind under us) costs one.
+  for (let attempt = 0; attempt < 8; attempt++) {
+    try {
+      await unlink(target); // files, links, sockets: unlink never follows the last component
+      return;
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ENOENT') return;
+      if (code !== 'EISDIR' && code !== 'EPERM') throw err;
+    }
+    let dir: FileHandle;
+    try {
+      dir = await open(target, DIR_FLAGS);
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ENOENT') return;
+      if (code === 'ELOOP' || code === 'ENOTDIR') continue; // swapped for a link or file: unlink it
+      if (code === 'EACCES') {
+        // Not root: our own directory, made 000 by the jail. A lost race here is retried too.
+        await makeOwnerAccessible(target).catch(() => undefined);
+        continue;
+      }
+      throw err;
+    }
+    try {
+      // Emptying needs write and search on it: the jail may have taken them away (harmless as root).
+      if (((await dir.stat()).mode & 0o700) !== 0o700) await dir.chmod(0o700).catch(() => undefined);
+      if (depth >= MAX_CLEANUP_DEPTH) throw new ComisError('IO_ERROR', `A tree to remove is deeper than ${MAX_CLEANUP_DEPTH} levels.`);
+      for (const child of await readdir(`/proc/self/fd/${dir.fd}`)) await removeAt(dir.fd, child, depth + 1);
+    } finally {
+      await dir.close();
+    }
+    try {
+      await rmdir(target);
+      return;
+    } catch (err) {
+      const code = errno(err);
+      if (code === 'ENOENT') return;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
+      // refilled or swapped while we emptied it: go again
+    }
+  }
+  throw new ComisError('IO_ERROR', `Could not remove ${name}: it kept changing while it was removed.`);
+}
+
+/** Gives the owner rwx on a directory we own, through an O_PATH fd (the name is not followed). */
+async function makeOwnerAccessible(target: string): Promise<void> {
+  const h = await open(target, O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  try {
+    await chmod(`/proc/self/fd/${h.fd}`, 0o700);
+  } finally {
+    await h.close();
+  }
+}
+
+export interface StripReport {
+  /** Entries whose mode was narrowed. */
+  changed: number;
+  /**
+   * Directories not walked: deeper than {@link MAX_CLEANUP_DEPTH}, or not
+   * readable by us (not root). Each one has itself been narrowed to its
+   * owner, so what is below is out of every other user's reach.
+   */
+  sealed: number;
+  /** Entries whose mode could not be changed (not ours, not root). */
+  failed: number;
+}
+
+/**
+ * After a run, narrows every mode in the workspace: setuid and setgid bits
+ * go everywhere, group/world write from files, and every group/world bit
+ * from directories (the workspace root included), so nothing the jail left
+ * hands its uid to another user or opens the workspace to them. Links are
+ * not followed (a link has no mode of its own); each entry's new mode is
+ * computed from the fstat of the very inode it is applied to, and only
+ * clears bits.
+ */
+export async function stripWorkspace(root: string): Promise<StripReport> {
+  const report: StripReport = { changed: 0, sealed: 0, failed: 0 };
+  const top = await open(root, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    await narrow(top, true, report);
+    await stripBelow(top.fd, 0, report);
+  } finally {
+    await top.close();
+  }
+  return report;
+}
+
+/** Clears the strip bits of the inode `h` names (an O_PATH fd: chmod through /proc/self/fd). */
+async function narrow(h: FileHandle, isDir: boolean, report: StripReport): Promise<void> {
+  const st = await h.stat();
+  const mask = isDir ? STRIP_DIR_BITS : STRIP_FILE_BITS;
+  if ((st.mode & mask) === 0) return;
+  try {
+    await chmod(`/proc/self/fd/${h.fd}`, st.mode & 0o7777 & ~mask);
+    report.changed++;
+  } catch {
+    report.failed++;
+  }
+}
+
+async function stripBelow(dirFd: number, depth: number, report: StripReport): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(`/proc/self/fd/${dirFd}`);
+  } catch (err) {
+    if (errno(err) !== 'ENOENT') report.sealed++;
+    return;
+  }
+  for (const name of names) {
+    let h: FileHandle;
+    try {
+      h = await open(at(dirFd, name), O_PATH | constants.O_NOFOLLOW);
+    } catch (err) {
+      if (errno(err) !== 'ENOENT') report.failed++;
+      continue;
+    }
+    try {
+      const st = await h.stat();
+      if (st.isSymbolicLink()) continue;
+      await narrow(h, st.isDirectory(), report);
+      if (!st.isDirectory()) continue;
+      if (depth + 1 >= MAX_CLEANUP_DEPTH) report.sealed++;
+      else await stripBelow(h.fd, depth + 1, report);
+    } finally {
+      await h.close();
+    }
+  }
+}
