@@ -39,8 +39,8 @@ function request(overrides: Partial<JailRequest> = {}): JailRequest {
 const invalid = expectInputInvalid;
 
 describe('jail plan', () => {
-  it('default limits match the config schema defaults', () => {
-    const { timeoutMs: _t, stdoutCapBytes: _s, resultFileMb: _f, resultRunMb: _r, ...schemaDefaults } = jailLimitsSchema.parse({});
+  it('default limits match the config schema defaults (the workspace quota is the runner's, not the jail's)', () => {
+    const { timeoutMs: _t, stdoutCapBytes: _s, resultFileMb: _f, resultRunMb: _r, workspaceMb: _w, workspaceInodes: _i, ...schemaDefaults } = jailLimitsSchema.parse({});
     expect(DEFAULT_JAIL_LIMITS).toEqual(schemaDefaults);
   });
 
