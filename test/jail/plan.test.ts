@@ -39,7 +39,7 @@ function request(overrides: Partial<JailRequest> = {}): JailRequest {
 const invalid = expectInputInvalid;
 
 describe('jail plan', () => {
-  it('default limits match the config schema defaults (the workspace quota is the runner's, not the jail's)', () => {
+  it('default limits match the config schema defaults (the workspace quota is the runner limits, not the jail ones)', () => {
     const { timeoutMs: _t, stdoutCapBytes: _s, resultFileMb: _f, resultRunMb: _r, workspaceMb: _w, workspaceInodes: _i, ...schemaDefaults } = jailLimitsSchema.parse({});
     expect(DEFAULT_JAIL_LIMITS).toEqual(schemaDefaults);
   });
