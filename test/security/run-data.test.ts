@@ -176,10 +176,30 @@ describe('what a script leaves in its workspace', () => {
     expect(entries.map((e) => e.path)).toEqual(expect.arrayContaining([join(ws, 'sh-copy'), join(ws, 'planted-suid'), join(ws, 'shared', 'inner')]));
     for (const e of entries) {
       expect(e.mode & 0o6000, e.path).toBe(0);
-      expect(e.mode & (e.isDir ? 0o077 : 0o022), e.path).toBe(0);
+      expect(e.mode & 0o022, e.path).toBe(0);
     }
+    // The root is the gate for other users: nothing of group/world is left on it.
     expect(lstatSync(ws).mode & 0o7077).toBe(0);
+    // Below it, read and traverse bits stay: the jail uid reaches operator-provided directories through them.
+    expect(lstatSync(join(ws, 'shared')).mode & 0o7777).toBe(0o755);
     expect(lstatSync(outside).mode & 0o7777).toBe(0o4777);
+  });
+});
+
+describe('the post-run strip keeps the workspace usable', () => {
+  it('an operator-provided 0755 directory stays readable by the jail run after run (control: the first run reads it)', () => {
+    const h = makeHome();
+    const ws = h.workspace();
+    // As root these are root-owned: the jail uid reaches them only through their "other" bits.
+    mkdirSync(join(ws, 'notes'), { mode: 0o755 });
+    chmodSync(join(ws, 'notes'), 0o755);
+    writeFileSync(join(ws, 'notes', 'todo.md'), 'TODO: one\n', { mode: 0o644 });
+    const script = h.script('read-notes.mjs', `import { comis_tools } from './comis_tools.js';\nconst r = await comis_tools.read({ path: 'notes/todo.md' });\nconsole.log(r.content.trim());`);
+    const first = h.run(['orchestrate', script]);
+    expect(first.stdout, first.stderr).toBe('TODO: one\n');
+    expect(lstatSync(join(ws, 'notes')).mode & 0o777).toBe(0o755);
+    const second = h.run(['orchestrate', script]);
+    expect(second.stdout, second.stderr).toBe('TODO: one\n');
   });
 });
 

@@ -40,8 +40,15 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 export const MAX_CLEANUP_DEPTH = 256;
 /** Bits stripped from files after a run: setuid, setgid, group/world write. */
 export const STRIP_FILE_BITS = S_ISUID | S_ISGID | 0o022;
-/** Bits stripped from directories after a run: setuid, setgid and everything of group/world. */
-export const STRIP_DIR_BITS = S_ISUID | S_ISGID | 0o077;
+/** Bits stripped from directories below the workspace root: setuid, setgid, group/world write. */
+export const STRIP_DIR_BITS = S_ISUID | S_ISGID | 0o022;
+/**
+ * Bits stripped from the workspace root: setuid, setgid and everything of group/world. The
+ * root is the gate for other host users; the directories below keep their read and
+ * traverse bits, because the jail uid reaches operator-provided (e.g. root-owned 0755)
+ * directories through exactly those "other" bits.
+ */
+export const STRIP_ROOT_BITS = S_ISUID | S_ISGID | 0o077;
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
 const at = (fd: number, name: string): string => `/proc/self/fd/${fd}/${name}`;
@@ -232,9 +239,9 @@ export interface StripReport {
 
 /**
  * After a run, narrows every mode in the workspace: setuid and setgid bits
- * go everywhere, group/world write from files, and every group/world bit
- * from directories (the workspace root included), so nothing the jail left
- * hands its uid to another user or opens the workspace to them. Links are
+ * go everywhere, group/world write from everything, and every group/world
+ * bit from the workspace root, so nothing the jail left hands its uid to
+ * another user or opens the workspace to them. Links are
  * not followed (a link has no mode of its own); each entry's new mode is
  * computed from the fstat of the very inode it is applied to, and only
  * clears bits.
@@ -243,7 +250,7 @@ export async function stripWorkspace(root: string): Promise<StripReport> {
   const report: StripReport = { changed: 0, sealed: 0, failed: 0 };
   const top = await open(root, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
-    await narrow(top, true, report);
+    await narrow(top, STRIP_ROOT_BITS, report);
     await stripBelow(top.fd, 0, report);
   } finally {
     await top.close();
@@ -252,9 +259,8 @@ export async function stripWorkspace(root: string): Promise<StripReport> {
 }
 
 /** Clears the strip bits of the inode `h` names (an O_PATH fd: chmod through /proc/self/fd). */
-async function narrow(h: FileHandle, isDir: boolean, report: StripReport): Promise<void> {
+async function narrow(h: FileHandle, mask: number, report: StripReport): Promise<void> {
   const st = await h.stat();
-  const mask = isDir ? STRIP_DIR_BITS : STRIP_FILE_BITS;
   if ((st.mode & mask) === 0) return;
   try {
     await chmod(`/proc/self/fd/${h.fd}`, st.mode & 0o7777 & ~mask);
@@ -283,7 +289,7 @@ async function stripBelow(dirFd: number, depth: number, report: StripReport): Pr
     try {
       const st = await h.stat();
       if (st.isSymbolicLink()) continue;
-      await narrow(h, st.isDirectory(), report);
+      await narrow(h, st.isDirectory() ? STRIP_DIR_BITS : STRIP_FILE_BITS, report);
       if (!st.isDirectory()) continue;
       if (depth + 1 >= MAX_CLEANUP_DEPTH) report.sealed++;
       else await stripBelow(h.fd, depth + 1, report);
