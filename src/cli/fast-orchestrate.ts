@@ -39,10 +39,10 @@ function parseInput(argv: string[]): { input: OrchestrateInput; json: boolean } 
   if (timeoutText !== undefined) {
     if (!/^\d+$/.test(timeoutText)) return undefined;
     timeoutMs = Number(timeoutText);
-    if (timeoutMs < ORCHESTRATE_FLAGS['timeout-ms'].min) return undefined;
+    if (timeoutMs > ORCHESTRATE_FLAGS['timeout-ms'].max) return undefined;
   }
   return {
-    input: { script: parsed.positionals[0]!, lang: lang as OrchestrateInput['lang'], agent: flag('agent'), session: flag('session'), timeoutMs, yes: v.yes === true, raw: v.raw === true },
+    input: { script: parsed.positionals[0]!, lang: lang as OrchestrateInput['lang'], agent: flag('agent'), session: flag('session'), timeoutMs, yes: v.yes === true, raw: v.raw === true, quiet: v.quiet === true },
     json: v.json === true,
   };
 }

@@ -8,6 +8,7 @@ export interface FlagSpec {
   env?: string;
   options?: readonly string[];
   min?: number;
+  max?: number;
   description: string;
 }
 
@@ -15,8 +16,9 @@ export const ORCHESTRATE_FLAGS = {
   lang: { type: 'string', options: ['ts', 'js', 'py'], description: 'Script language (default: from the file extension).' },
   agent: { type: 'string', char: 'a', env: 'COMIS_AGENT', description: 'Agent to run as (from config.yaml).' },
   session: { type: 'string', char: 's', env: 'COMIS_SESSION', description: 'Session key to record the run under (default: a new one, printed).' },
-  'timeout-ms': { type: 'integer', min: 100, description: 'Wall-clock timeout in ms (default from config, 60000; at most 600000).' },
+  'timeout-ms': { type: 'integer', min: 0, max: 600_000, description: 'Wall-clock timeout in ms: 100 to 600000, or 0 for the default (from config, 60000).' },
   yes: { type: 'boolean', char: 'y', description: "Approve the run's capability footprint without asking (when approvals are on)." },
+  quiet: { type: 'boolean', char: 'q', description: 'On success, print nothing but the script\'s stdout (no closing summary line on stderr).' },
   raw: { type: 'boolean', description: "Write the script's stdout to a terminal as is, control characters and escape sequences included (default: shown escaped when stdout is a TTY)." },
 } as const satisfies Record<string, FlagSpec>;
 
@@ -29,4 +31,9 @@ export interface OrchestrateInput {
   yes: boolean;
   /** Pass the script's stdout to a terminal unescaped. */
   raw?: boolean;
+  /** No closing summary line on success. */
+  quiet?: boolean;
 }
+
+/** The smallest timeout a run may have; 0 (and only 0) below it means "the configured default". */
+export const MIN_TIMEOUT_MS = 100;

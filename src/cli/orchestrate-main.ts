@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import type { OrchestrateResult } from '../lib/orchestrate/runner.js';
-import type { OrchestrateInput } from './orchestrate-flags.js';
+import { MIN_TIMEOUT_MS, type OrchestrateInput } from './orchestrate-flags.js';
 import { escapeControls } from './terminal-text.js';
 
 export interface OrchestrateIo {
@@ -21,6 +21,13 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     if (timing) process.stderr.write(`timing ${phase} ${performance.now().toFixed(1)}\n`);
   };
   mark('parsed');
+  // Seed 000: a non-positive timeout means the default. A positive one below the floor is a mistake, not a wish.
+  if (input.timeoutMs !== undefined && input.timeoutMs > 0 && input.timeoutMs < MIN_TIMEOUT_MS) {
+    throw new ComisError('USAGE', `--timeout-ms ${input.timeoutMs} is below the ${MIN_TIMEOUT_MS} ms minimum.`, {
+      hint: `Pass ${MIN_TIMEOUT_MS} to 600000, or 0 for the agent's configured timeout (autonomy.limits.timeoutMs, default 60000).`,
+    });
+  }
+  const timeoutMs = input.timeoutMs === 0 ? undefined : input.timeoutMs;
   const { languageFromPath } = await import('../lib/orchestrate/transpile.js');
   const language = input.lang ?? (input.script === '-' ? undefined : languageFromPath(input.script));
   if (!language) {
@@ -55,7 +62,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     agent,
     home: loaded.home,
     sessionKey,
-    timeoutMs: input.timeoutMs,
+    timeoutMs,
     mark,
     approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
   });
@@ -71,7 +78,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   }
   mark('recorded');
   if (timing) process.stderr.write(`timing maxrss-kb ${process.resourceUsage().maxRSS}\n`);
-  if (!io.json) renderHuman(result, generated ? sessionKey : undefined, input.raw === true);
+  if (!io.json) renderHuman(result, generated ? sessionKey : undefined, { raw: input.raw === true, quiet: input.quiet === true });
   return { result: result.public, exitStatus: result.public.outcome === 'failure' ? ExitCode.FAILURE : ExitCode.OK };
 }
 
@@ -81,9 +88,9 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
  * to a pipe or file it goes byte for byte. The stderr tail is always
  * escaped: it is diagnosis, and often lands on a terminal via 2>&1.
  */
-function renderHuman(run: { public: OrchestrateResult }, generatedSession: string | undefined, raw: boolean): void {
+function renderHuman(run: { public: OrchestrateResult }, generatedSession: string | undefined, opts: { raw: boolean; quiet: boolean }): void {
   const result = run.public;
-  process.stdout.write(process.stdout.isTTY && !raw ? escapeControls(result.stdout) : result.stdout);
+  process.stdout.write(process.stdout.isTTY && !opts.raw ? escapeControls(result.stdout) : result.stdout);
   const where = `run ${result.runId}${generatedSession ? `, session ${generatedSession}` : ''}`;
   if (result.outcome === 'failure') {
     const code = result.exitCode === null ? '' : `, exit code ${result.exitCode}`;
@@ -95,7 +102,27 @@ function renderHuman(run: { public: OrchestrateResult }, generatedSession: strin
       text += `--- stderr (last ${result.stderrTail.length} chars) ---\n${tail}${tail.endsWith('\n') ? '' : '\n'}`;
     }
     process.stderr.write(text);
-  } else if (generatedSession && process.stderr.isTTY) {
-    process.stderr.write(`comis: ${where}, ${result.durationMs} ms\n`);
+  } else if (!opts.quiet) {
+    process.stderr.write(successLine(result, generatedSession));
   }
+}
+
+/**
+ * The one line a successful run ends with, on stderr (stdout stays the script's):
+ * `comis: run r-… ok in 146 ms, 2 ResultRefs (5.1 MB, ~1,275,000 tokens kept out), session s-… · comis explain --last`
+ */
+export function successLine(result: OrchestrateResult, generatedSession?: string): string {
+  const parts = [`comis: run ${result.runId} ok in ${result.durationMs} ms`];
+  if (result.resultRefs.count > 0) {
+    const kept = result.savings ? `, ~${result.savings.estSavedTokens.toLocaleString('en-US')} tokens kept out` : '';
+    parts.push(`${result.resultRefs.count} ResultRef${result.resultRefs.count === 1 ? '' : 's'} (${formatBytes(result.resultRefs.bytes)}${kept})`);
+  }
+  if (generatedSession) parts.push(`session ${generatedSession}`);
+  return `${parts.join(', ')} · comis explain --last\n`;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
 }

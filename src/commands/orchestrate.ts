@@ -11,7 +11,7 @@ export default class Orchestrate extends BaseCommand {
   TS/JS:   import { comis_tools } from "./comis_tools.js";   await comis_tools.read({ path: "notes.md" })
   Python:  import comis_tools;                                comis_tools.read({"path": "notes.md"})
 Each call crosses a capability socket authenticated by this run's own lease and is allowed only if the agent's profile holds the tool's capability. The working directory is the agent's workspace, which persists between runs; results/ is per run and reaped. Big results come back as ResultRef handles to slice with .read/.grep/.jq/.sql/.jsonpath.
-Only the script's stdout comes back (bounded to about 30,000 characters, head and tail kept). On a terminal its control characters are shown escaped (ESC as ␛) unless --raw; piped, it is written as is. On failure the failure class and a redacted, always escaped stderr tail go to stderr.
+Only the script's stdout comes back (bounded to about 30,000 characters, head and tail kept). On a terminal its control characters are shown escaped (ESC as ␛) unless --raw; piped, it is written as is. On success one summary line goes to stderr (run id, duration, ResultRefs and savings, the generated session key; --quiet drops it); on failure the failure class and a redacted, always escaped stderr tail.
 Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spawn_fail); 2 usage or config error; 3 no working sandbox or interpreter; 4 a capability the script needs is not held, or approval refused.`;
 
   static override examples = [
@@ -28,8 +28,9 @@ Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spaw
     lang: Flags.string({ description: F.lang.description, options: [...F.lang.options] }),
     agent: Flags.string({ char: F.agent.char, description: F.agent.description, env: F.agent.env }),
     session: Flags.string({ char: F.session.char, description: F.session.description, env: F.session.env }),
-    'timeout-ms': Flags.integer({ description: F['timeout-ms'].description, min: F['timeout-ms'].min }),
+    'timeout-ms': Flags.integer({ description: F['timeout-ms'].description, min: F['timeout-ms'].min, max: F['timeout-ms'].max }),
     yes: Flags.boolean({ char: F.yes.char, description: F.yes.description, default: false }),
+    quiet: Flags.boolean({ char: F.quiet.char, description: F.quiet.description, default: false }),
     raw: Flags.boolean({ description: F.raw.description, default: false }),
   };
 
@@ -45,6 +46,7 @@ Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spaw
         timeoutMs: flags['timeout-ms'],
         yes: flags.yes,
         raw: flags.raw,
+        quiet: flags.quiet,
       },
       { json: this.jsonEnabled(), addWarning: (m) => this.addWarning(m) },
     );

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { parseJson } from '../helpers/cli.js';
+import { SUCCESS_LINE, parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -39,7 +39,7 @@ describe('config keys take effect', () => {
     const h = makeHome('agents:\n  default:\n    autonomy:\n      limits:\n        memoryMb: 700\n        fileSizeMb: 3\n        tmpSizeMb: 5\n        maxProcesses: 17\n');
     const code = `import os, resource\nst = os.statvfs('/tmp')\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] // 1048576, resource.getrlimit(resource.RLIMIT_FSIZE)[0] // 1048576, st.f_blocks * st.f_frsize // 1048576, resource.getrlimit(resource.RLIMIT_NPROC)[0])\n`;
     const res = h.run(['orchestrate', h.script('l.py', code)]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     const [as, fsize, tmp, nproc] = res.stdout.trim().split(' ').map(Number);
     expect([as, fsize, tmp]).toEqual([700, 3, 5]);
     // As root the jail's uid runs nothing else, so the count is exact; unprivileged it is added to what the uid already runs.
@@ -63,7 +63,7 @@ for (let i = 0; i < 30 && !failed; i++) { try { await comis_tools.write({ path: 
 out.push(failed ? 'write refused ' + failed : 'write ok');
 console.log(out.join(', '));`;
     const res = h.run(['orchestrate', h.script('r.mjs', script)]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.stdout).toBe('big refused true, ok ResultRef, write refused quota_exceeded\n');
     // Control: with the defaults, both the big read and the write go through.
     const d = makeHome('agents:\n  default:\n    autonomy:\n      write: true\n');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
-import { parseJson } from '../helpers/cli.js';
+import { SUCCESS_LINE, parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 
 const CANARY = 'CANARY-7f3a-intermediate-value';
@@ -25,7 +25,7 @@ console.log(\`todos=\${count} lines=\${file.totalLines}\`);
 `,
     );
     const res = h.run(['orchestrate', script]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.status).toBe(0);
     expect(res.stdout).toBe('todos=2 lines=4\n');
     expect(res.stdout + res.stderr).not.toContain(CANARY);
@@ -41,7 +41,7 @@ console.log(\`todos=\${count} lines=\${file.totalLines}\`);
     ];
     for (const [name, code] of cases) {
       const res = h.run(['orchestrate', h.script(name, code)]);
-      expect(res.stderr, name).toBe('');
+      expect(res.stderr, name).toMatch(SUCCESS_LINE);
       expect(res.stdout, name).toMatch(/^(mjs|cjs|esm-js|cjs-js( object)?) 5\n$/);
     }
   });
@@ -51,7 +51,7 @@ console.log(\`todos=\${count} lines=\${file.totalLines}\`);
     writeFileSync(join(h.workspace(), 'data.txt'), 'alpha\nbeta\ngamma\n');
     const code = `import comis_tools\nr = comis_tools.read({"path": "data.txt", "offset": 1, "limit": 1})\nprint(r["content"], r["totalLines"])\n`;
     const res = h.run(['orchestrate', h.script('job.py', code)]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.stdout).toBe('beta 3\n');
     const piped = h.run(['orchestrate', '-', '--lang', 'py'], { input: code });
     expect(piped.stdout).toBe('beta 3\n');
@@ -162,7 +162,7 @@ console.log(\`todos=\${count} lines=\${file.totalLines}\`);
     expect(denied.stderr).toContain('autonomy.write: true');
     const on = makeHome('agents:\n  default:\n    autonomy:\n      write: true\n');
     const ok = on.run(['orchestrate', on.script('w.mjs', script)]);
-    expect(ok.stderr).toBe('');
+    expect(ok.stderr).toMatch(SUCCESS_LINE);
     expect(ok.stdout).toBe('results/writes/out/report.md hello\n');
     const again = on.run(['orchestrate', on.script('r.mjs', `import { existsSync } from 'node:fs';\nconsole.log(existsSync('results/writes/out/report.md'));`)]);
     expect(again.stdout).toBe('false\n');
@@ -213,5 +213,53 @@ describe('the SDK the runner mounts', () => {
     expect(res.status).toBe(0);
     const expected = names.map((n) => `${n} ${createHash('sha256').update(readFileSync(join(out, n))).digest('hex')}`).join('\n');
     expect(res.stdout.trim()).toBe(expected);
+  });
+});
+
+describe('orchestrate output a person expects', () => {
+  const bigRead = `import { comis_tools, ResultRef } from './comis_tools.js';\nconst r = await comis_tools.read({ path: 'big.txt' });\nconsole.log(r instanceof ResultRef ? 'ref' : 'inline');`;
+
+  it('a success ends with one stderr line: run id, duration, ResultRefs and savings, the generated session, explain --last; --quiet drops it', () => {
+    const h = makeHome();
+    writeFileSync(join(h.workspace(), 'big.txt'), 'x'.repeat(99) + '\n'.repeat(1) + 'line\n'.repeat(20_000));
+    const res = h.run(['orchestrate', h.script('big.mjs', bigRead)]);
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toBe('ref\n');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
+    expect(res.stderr).toMatch(/^comis: run (r-[0-9a-f]+) ok in \d+ ms, 1 ResultRef \(97\.8 KB, ~[\d,]+ tokens kept out\), session (s-[a-z0-9-]+) · comis explain --last\n$/);
+    // The session it names is the one the run was recorded under.
+    const session = /session (s-[a-z0-9-]+)/.exec(res.stderr)![1]!;
+    const explained = h.run(['explain', session, '--json']);
+    expect(explained.status, explained.stderr).toBe(0);
+    // A given session is the caller's own: not repeated.
+    const named = h.run(['orchestrate', '--session', 'mine', h.script('hi.mjs', `console.log('hi')`)]);
+    expect(named.stderr).toMatch(/^comis: run r-[0-9a-f]+ ok in \d+ ms · comis explain --last\n$/);
+    const quiet = h.run(['orchestrate', '--quiet', h.script('hi2.mjs', `console.log('hi')`)]);
+    expect(quiet.stdout).toBe('hi\n');
+    expect(quiet.stderr).toBe('');
+    // --json carries the same facts in the envelope and writes nothing to stderr.
+    const json = h.run(['orchestrate', '--json', h.script('hi3.mjs', `console.log('hi')`)]);
+    expect(json.stderr).toBe('');
+    expect(parseJson(json.stdout).result.outcome).toBe('success');
+  });
+
+  it('--timeout-ms: 0 means the configured default; below 100 or above 600000 is refused with the range, in both CLI paths', () => {
+    const h = makeHome();
+    const hi = h.script('t.mjs', `console.log('ok')`);
+    const zero = h.run(['orchestrate', '--timeout-ms', '0', '--json', hi]);
+    expect(zero.status, zero.stderr).toBe(0);
+    expect(parseJson(zero.stdout).result.timeoutMs).toBe(60_000);
+    for (const args of [['--timeout-ms', '5', hi], ['--timeout-ms', '5', '--verbose', hi]]) {
+      const low = h.run(['orchestrate', ...args]);
+      expect(low.status).toBe(2);
+      expect(low.stderr).toContain('--timeout-ms 5 is below the 100 ms minimum');
+      expect(low.stderr).toContain('or 0 for the agent');
+    }
+    const high = h.run(['orchestrate', '--timeout-ms', '700000', hi]);
+    expect(high.status).toBe(2);
+    expect(high.stderr).toMatch(/Parsing --timeout-ms: Expected an integer less than or equal to 600000 but received: 700000/);
+    const word = h.run(['orchestrate', '--timeout-ms', 'soon', '--json', hi]);
+    expect(word.status).toBe(2);
+    expect(parseJson(word.stdout).error.message).toBe('Parsing --timeout-ms: Expected an integer but received: soon');
   });
 });

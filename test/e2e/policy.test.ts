@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { parseJson } from '../helpers/cli.js';
+import { SUCCESS_LINE, parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { schemaValidator } from '../obs/schema.js';
 
@@ -48,7 +48,7 @@ describe('tool policy (skills.toolPolicy)', () => {
     expect(sql.stderr).toContain('not_in_profile: ref_sql');
     // read is in the profile: it runs.
     const read = h.run(['orchestrate', h.script('r.mjs', `import { comis_tools } from './comis_tools.js';\nconsole.log((await comis_tools.read({ path: 'a.txt' })).content);`)]);
-    expect(read.stderr).toBe('');
+    expect(read.stderr).toMatch(SUCCESS_LINE);
     expect(read.stdout).toBe('TODO\n');
     // Positive control: the same grep script with the default (full) policy runs.
     const full = makeHome();
@@ -87,10 +87,10 @@ describe('tool policy (skills.toolPolicy)', () => {
   it('the SDK the agent sees has no denied tool: describe(), the .d.ts and Python', () => {
     const h = makeHome(MINIMAL_NO_GREP);
     const js = h.run(['orchestrate', h.script('l.mjs', `import { readFileSync } from 'node:fs';\nimport { comis_tools } from './comis_tools.js';\nconst dts = readFileSync('/run/comis/comis_tools.d.ts', 'utf8');\nconsole.log(JSON.stringify({ names: comis_tools.describe().map((t) => t.name), grep: typeof comis_tools[['gr', 'ep'].join('')], dtsGrep: dts.includes('GrepParams'), dtsRead: dts.includes('ReadParams') }));`)]);
-    expect(js.stderr).toBe('');
+    expect(js.stderr).toMatch(SUCCESS_LINE);
     expect(JSON.parse(js.stdout)).toEqual({ names: ['read'], grep: 'undefined', dtsGrep: false, dtsRead: true });
     const py = h.run(['orchestrate', h.script('l.py', `import comis_tools\nprint([t["name"] for t in comis_tools.describe()], hasattr(comis_tools, "grep"), hasattr(comis_tools, "read"))`)]);
-    expect(py.stderr).toBe('');
+    expect(py.stderr).toMatch(SUCCESS_LINE);
     expect(py.stdout).toBe("['read'] False True\n");
     // Control: the default agent's SDK lists every tool.
     const full = makeHome();
@@ -126,7 +126,7 @@ describe('autonomy.role: coordinator', () => {
     const h = makeHome(COORDINATOR);
     writeFileSync(join(h.workspace('lead'), 'notes.md'), 'hello\n');
     const res = h.run(['orchestrate', h.script('m.mjs', `${FS_WRITE}\nimport { comis_tools } from './comis_tools.js';\nconsole.log((await comis_tools.read({ path: 'notes.md' })).content);`), '--agent', 'lead']);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.stdout).toBe('REACHED\nREFUSED EROFS\nhello\n');
     expect(existsSync(join(h.workspace('lead'), 'mutated.txt'))).toBe(false);
     // Positive control: a worker's script writes its workspace.

@@ -5,6 +5,9 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const comisBin = join(repoRoot, 'bin', 'comis.js');
 
+/** The one stderr line a successful human-mode `comis orchestrate` ends with (see successLine). */
+export const SUCCESS_LINE = /^comis: run r-[0-9a-f]+ ok in \d+ ms(, [^\n]+)? · comis explain --last\n$/;
+
 export interface CliResult {
   status: number | null;
   stdout: string;
