@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
-import { parseJson } from '../helpers/cli.js';
+import { SUCCESS_LINE, parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 
 const RAW_CALL = `
@@ -31,7 +31,7 @@ describe('capability gate under attack', () => {
     const saver = h.run(['orchestrate', h.script('save2.mjs', `${RAW_CALL}\nimport { writeFileSync } from 'node:fs';\nwriteFileSync('stolen.txt', process.env.COMIS_CAP_LEASE);\nconsole.log((await rawCall(process.env.COMIS_CAP_LEASE)).ok);`)]);
     expect(saver.stdout).toBe('true\n');
     const reuse = h.run(['orchestrate', h.script('reuse.mjs', `${RAW_CALL}\nimport { readFileSync } from 'node:fs';\nconst r = await rawCall(readFileSync('stolen.txt', 'utf8'));\nconsole.log(r.ok, r.error && r.error.code);`)]);
-    expect(reuse.stderr).toBe('');
+    expect(reuse.stderr).toMatch(SUCCESS_LINE);
     expect(reuse.stdout).toBe('false unauthenticated\n');
   });
 
@@ -77,7 +77,7 @@ describe('capability gate under attack', () => {
       'orchestrate',
       h.script('junk.mjs', `import net from 'node:net';\nimport { comis_tools } from './comis_tools.js';\nconst p = process.env.COMIS_ORCH_SOCKET;\nconst hit = (data, end) => new Promise((r) => { const s = net.createConnection(p); s.on('error', () => r()); s.on('close', () => r()); s.on('connect', () => { s.write(data); if (end) s.end(); else setTimeout(() => s.destroy(), 200); }); });\nawait hit(Buffer.alloc(300000, 0xff));\nawait hit('{"id":1,"bearer":"x","method":"tool.invoke","params":' + '['.repeat(50000) + '\\n');\nawait hit('not json\\n'.repeat(100));\nawait hit('{"id":1,"method":"tool.invoke"', true);\nawait Promise.all(Array.from({ length: 40 }, () => hit('{', false)));\nawait new Promise((r) => setTimeout(r, 500));\nconst r = await comis_tools.read({ path: 'x.txt' });\nconsole.log(r.content);`),
     ]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.stdout).toBe('still works\n');
   });
 
@@ -89,7 +89,7 @@ describe('capability gate under attack', () => {
     // Each probe prints its own line, READABLE or the errno; the listing of / comes last. A script that
     // throws before (or between) the probes misses lines, and the exact expectation below fails.
     const res = h.run(['orchestrate', h.script('peek.mjs', `import { readFileSync, readdirSync } from 'node:fs';\nconst probes = ${JSON.stringify(probes)};\nfor (const [i, p] of probes.entries()) {\n  try { readFileSync(p); console.log('probe', i, 'READABLE'); } catch (e) { console.log('probe', i, e.code); }\n}\nconsole.log('root', readdirSync('/').sort().join(','));\nconsole.log('DONE');`)]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     const lines = res.stdout.trim().split('\n');
     expect(lines).toHaveLength(probes.length + 2);
     probes.forEach((_, i) => expect(lines[i], probes[i]).toBe(`probe ${i} ENOENT`));

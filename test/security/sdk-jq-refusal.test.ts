@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { makeHome } from '../helpers/orchestrate.js';
+import { SUCCESS_LINE } from '../helpers/cli.js';
 
 describe('jq refusals in the Python SDK', () => {
   it('a jailed Python script calling .jq("$ENV") is refused; an ordinary filter works', () => {
@@ -29,7 +30,7 @@ for expr in ["$ENV", "$ENV.PATH", "env", "env.HOME", "[$ENV]"]:
         print(expr, e.code)
 `;
     const res = h.run(['orchestrate', h.script('jq.py', code)]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.stdout).toBe(['ResultRef', 'control 7', '$ENV jq_refused', '$ENV.PATH jq_refused', 'env jq_refused', 'env.HOME jq_refused', '[$ENV] jq_refused', ''].join('\n'));
   });
 });

@@ -18,7 +18,7 @@ import { ComisError } from '../../src/lib/errors.js';
 import { isRoot } from '../../src/lib/jail/host.js';
 import { prepareWritableDir } from '../../src/lib/jail/mounts.js';
 import { prepareAgentJail, readOnlyAllowMounts, screenWorkspace } from '../../src/lib/orchestrate/workspace.js';
-import { parseJson } from '../helpers/cli.js';
+import { SUCCESS_LINE, parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
 import { node, runInJail } from '../jail/helpers.js';
@@ -68,7 +68,7 @@ describe('configured workspaces are screened', () => {
     const neutral = join(tempDir('comis-neutral-'), 'ws');
     writeFileSync(join(h.home, 'config.yaml'), configWith(neutral));
     const ok = h.run(['orchestrate', script]);
-    expect(ok.stderr).toBe('');
+    expect(ok.stderr).toMatch(SUCCESS_LINE);
     expect(ok.stdout).toBe(`${MARKER}\nrewritten\n`);
     expect(readFileSync(join(neutral, 'config.yaml'), 'utf8')).toContain('write: true');
 
@@ -187,7 +187,7 @@ for (const target of [${JSON.stringify(join(ro, 'new.txt'))}, ${JSON.stringify(j
 `,
     );
     const res = h.run(['orchestrate', script]);
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.stdout).toBe('read:reference content\nworkspace write ok\nwrite: EROFS\nwrite: EROFS\n');
     expect(readFileSync(join(ro, 'data.txt'), 'utf8')).toBe('reference content\n');
   });

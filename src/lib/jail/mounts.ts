@@ -7,11 +7,13 @@ import { isAbsolute, resolve as resolvePath, sep } from 'node:path';
 import { ComisError } from '../errors.js';
 import { isRoot } from './host.js';
 
-function inside(child: string, parent: string): boolean {
+/** Whether `child` lies strictly below `parent` (every path is below `/` but `/` itself). */
+export function inside(child: string, parent: string): boolean {
   return parent === '/' ? child !== '/' : child.startsWith(parent + sep);
 }
 
-function realOr(path: string): string {
+/** The real path of `path`, or `path` itself when it cannot be resolved (yet). */
+export function realOr(path: string): string {
   try {
     return realpathSync(path);
   } catch {

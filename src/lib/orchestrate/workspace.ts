@@ -17,7 +17,7 @@ import { basename, dirname, isAbsolute, join, resolve as resolvePath, sep } from
 import type { ResolvedAgent } from '../config/load.js';
 import { configPath, storePath, workspacesDir } from '../config/paths.js';
 import { ComisError } from '../errors.js';
-import { prepareWritableDir, screenBindSource } from '../jail/mounts.js';
+import { inside, prepareWritableDir, realOr, screenBindSource } from '../jail/mounts.js';
 import type { JailMount } from '../jail/types.js';
 import { DEFAULT_HOST_ID_SOURCES, DEFAULT_JAIL_UID_RANGE, fnv1a, jailUidPolicy, type HostIdSources } from '../jail/uid-registry.js';
 
@@ -27,18 +27,6 @@ export interface WorkspaceScreenContext {
   comisHome: string;
   /** The invoking user's home (default: os.homedir()). */
   home?: string;
-}
-
-function inside(child: string, parent: string): boolean {
-  return parent === '/' ? child !== '/' : child.startsWith(parent + sep);
-}
-
-function realOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /** Never a workspace, nor inside one, nor an ancestor of one: system trees and secrets. */
