@@ -253,6 +253,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const audit: AuditRow[] = [];
   const budget = { remainingBytes: limits.resultRunMb * 1024 * 1024 };
   const results = createResultStore(resultsDir, { budget, maxFileBytes: limits.resultFileMb * 1024 * 1024 });
+  // Aborted in `finally`: tool work still running for this run stops with it.
+  const runEnded = new AbortController();
   const ctx: ToolContext = {
     runId,
     agentId: options.agent.id,
@@ -263,6 +265,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     maxReadBytes: limits.resultFileMb * 1024 * 1024,
     budget,
     results,
+    runEnded: runEnded.signal,
   };
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
@@ -418,6 +421,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   } finally {
     if (teeFd !== undefined) closeSync(teeFd);
     registry.revoke(assembly.lease.leaseId);
+    runEnded.abort();
     await socket?.close();
     // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
     await slicer?.then((x) => x.close(), () => undefined);

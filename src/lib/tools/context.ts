@@ -26,4 +26,10 @@ export interface ToolContext {
   budget: { remainingBytes: number };
   /** Where high-volume returns are materialized as ResultRefs (absent: always inline). */
   results?: ResultStore;
+  /**
+   * Aborted when the run ends, whatever ended it: tool work still running for it
+   * (a grep worker thread, a call waiting for a worker slot) stops then, so
+   * nothing of a run outlives it.
+   */
+  runEnded?: AbortSignal;
 }

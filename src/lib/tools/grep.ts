@@ -74,6 +74,7 @@ export function globToRegExpSource(glob: string): string {
 export const MAX_GREP_WORKERS = 2;
 let running = 0;
 let peakRunning = 0;
+let alive = 0;
 const waiting: (() => void)[] = [];
 
 /** How many grep workers ran at once at most in this process (for tests and benchmarks). */
@@ -81,8 +82,30 @@ export function grepWorkerPeak(): number {
   return peakRunning;
 }
 
-async function acquireWorkerSlot(): Promise<() => void> {
-  if (running >= MAX_GREP_WORKERS) await new Promise<void>((r) => waiting.push(r));
+/** Grep worker threads alive in this process right now (for tests: none outlives its run). */
+export function grepWorkersAlive(): number {
+  return alive;
+}
+
+const runEndedError = (): CapCallError => new CapCallError('run_ended', 'the run ended before grep finished');
+
+async function acquireWorkerSlot(signal?: AbortSignal): Promise<() => void> {
+  if (running >= MAX_GREP_WORKERS) {
+    await new Promise<void>((resolve, reject) => {
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        const i = waiting.indexOf(wake);
+        if (i >= 0) waiting.splice(i, 1);
+        reject(runEndedError());
+      };
+      if (signal?.aborted) return reject(runEndedError());
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.push(wake);
+    });
+  }
   running++;
   peakRunning = Math.max(peakRunning, running);
   let released = false;
@@ -131,7 +154,11 @@ export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLim
   }
   const globSource = args.glob ? globToRegExpSource(args.glob) : undefined;
   const spec = await grepWorkerSpec();
-  const release = await acquireWorkerSlot();
+  const release = await acquireWorkerSlot(ctx.runEnded);
+  if (ctx.runEnded?.aborted) {
+    release();
+    throw runEndedError();
+  }
   let worker: Worker;
   try {
     worker = new Worker(spec.source, {
@@ -143,24 +170,38 @@ export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLim
     release();
     throw err;
   }
+  alive++;
+  worker.once('exit', () => alive--);
   const found = await new Promise<{ matches: unknown[] }>((resolve, reject) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      ctx.runEnded?.removeEventListener('abort', onRunEnded);
+    };
     const timer = setTimeout(() => {
+      done();
       void worker.terminate().finally(release);
       reject(new CapCallError('timeout', `grep took longer than ${limits.timeoutMs} ms (a pathological pattern?) and was stopped`));
     }, limits.timeoutMs);
+    // The run ended (deadline, kill, normal end with a call in flight): the worker goes with it.
+    const onRunEnded = (): void => {
+      done();
+      void worker.terminate().finally(release);
+      reject(runEndedError());
+    };
+    ctx.runEnded?.addEventListener('abort', onRunEnded, { once: true });
     worker.once('message', (msg: { result?: unknown; error?: { code: string; message: string } }) => {
-      clearTimeout(timer);
+      done();
       void worker.terminate().finally(release);
       if (msg.error) reject(new CapCallError(msg.error.code, msg.error.message));
       else resolve(msg.result as { matches: unknown[] });
     });
     worker.once('error', () => {
-      clearTimeout(timer);
+      done();
       release();
       reject(new CapCallError('internal', 'grep failed daemon-side'));
     });
     worker.once('exit', () => {
-      clearTimeout(timer);
+      done();
       release();
       reject(new CapCallError('internal', 'grep failed daemon-side'));
     });
