@@ -30,7 +30,7 @@ const denied = (runId: string, startedAt = 1_000, exitCode = 1): RunSignals =>
 
 describe('likelyRootCause', () => {
   it('the rule table is in the documented precedence', () => {
-    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure']);
+    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'refused', 'nonzero_exit', 'failure']);
     expect(ROOT_CAUSE_SIGNALS).toEqual([...ROOT_CAUSE_RULES.map((r) => r.signal), 'none']);
   });
 
