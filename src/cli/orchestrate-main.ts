@@ -47,14 +47,26 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   mark('config');
   const generated = input.session === undefined;
   const sessionKey = input.session ?? `s-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
-  const { runOrchestrate } = await import('../lib/orchestrate/runner.js');
+  const { runOrchestrate, RunRefusedError } = await import('../lib/orchestrate/runner.js');
   const { askApproval } = await import('./approval.js');
   // The store opens while the jail runs; a store problem costs the record, never the output.
   const storeReady = import('../lib/store/store.js').then(async ({ openStore }) => {
-    const { recordRun } = await import('../lib/store/runs.js');
-    return { store: openStore({ home: loaded.home }), recordRun };
+    const { recordRun, recordRefusal } = await import('../lib/store/runs.js');
+    return { store: openStore({ home: loaded.home }), recordRun, recordRefusal };
   });
   storeReady.catch(() => undefined);
+  const store = async (write: (s: Awaited<typeof storeReady>) => void): Promise<void> => {
+    try {
+      const ready = await storeReady;
+      try {
+        write(ready);
+      } finally {
+        ready.store.close();
+      }
+    } catch (err) {
+      io.addWarning(`the run was not recorded in the store: ${(err as Error).message}`);
+    }
+  };
   const result = await runOrchestrate({
     source,
     displayName: input.script === '-' ? `stdin.${language}` : input.script,
@@ -65,17 +77,12 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     timeoutMs,
     mark,
     approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
+  }).catch(async (err: unknown) => {
+    // Refused before it started (exit 4): record the content-free refusal, then fail exactly as before.
+    if (err instanceof RunRefusedError) await store((s) => s.recordRefusal(s.store.db, err.refusal));
+    throw err;
   });
-  try {
-    const { store, recordRun } = await storeReady;
-    try {
-      recordRun(store.db, result.record, result.audit);
-    } finally {
-      store.close();
-    }
-  } catch (err) {
-    io.addWarning(`the run was not recorded in the store: ${(err as Error).message}`);
-  }
+  await store((s) => s.recordRun(s.store.db, result.record, result.audit));
   mark('recorded');
   if (timing) process.stderr.write(`timing maxrss-kb ${process.resourceUsage().maxRSS}\n`);
   if (!io.json) renderHuman(result, generated ? sessionKey : undefined, { raw: input.raw === true, quiet: input.quiet === true });

@@ -30,7 +30,7 @@ const denied = (runId: string, startedAt = 1_000, exitCode = 1): RunSignals =>
 
 describe('likelyRootCause', () => {
   it('the rule table is in the documented precedence', () => {
-    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure']);
+    expect(ROOT_CAUSE_RULES.map((r) => r.signal)).toEqual(['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'refused', 'nonzero_exit', 'failure']);
     expect(ROOT_CAUSE_SIGNALS).toEqual([...ROOT_CAUSE_RULES.map((r) => r.signal), 'none']);
   });
 
@@ -117,5 +117,27 @@ describe('hints name only what exists', () => {
     expect(v).toMatchObject({ signal: 'deny', tool: 'grep', reason: 'explicit_deny' });
     expect(v.detail).toBe('Run r-p was denied grep by its tool policy (explicit_deny), 2 denied calls, then exited with code 1.');
     expect(v.nextSteps[0]).toContain('agents.default.skills.toolPolicy.deny');
+  });
+
+  it('a refused run (exit 4, nothing ran): ranked after a socket deny, before a non-zero exit; one step per reason', () => {
+    const refused = (runId: string, startedAt: number, refusal: RunSignals['refusal']): RunSignals =>
+      base({ runId, startedAt, outcome: 'refused', exitCode: null, durationMs: 3, refusal });
+    const r = refused('r-ref', 5_000, { code: 'CAPABILITY_DENIED', reason: 'surface_disabled', capabilities: ['orch:write'], tools: ['write'] });
+    const v = likelyRootCause([fail('r-n', 'nonzero_exit', 9_000), r]);
+    expect(v).toMatchObject({ code: 'orchestrate_failed', signal: 'refused', runId: 'r-ref', exitCode: null, affectedRuns: 2, refusal: r.refusal });
+    expect(v.failureClass).toBeUndefined();
+    expect(v.detail).toBe('Run r-ref was refused before it started (CAPABILITY_DENIED, surface_disabled: orch:write; tool write); nothing ran.');
+    expect(v.nextSteps).toEqual(['The write surface of agent "default" is off: set agents.default.autonomy.write: true in config.yaml, or remove the write call.']);
+    expect(likelyRootCause([r, denied('r-d', 1)]).signal).toBe('deny');
+    expect(likelyRootCause([fail('r-n', 'nonzero_exit', 9_000), r])).toEqual(v);
+    const steps = (reason: NonNullable<RunSignals['refusal']>['reason'], code: NonNullable<RunSignals['refusal']>['code'] = 'CAPABILITY_DENIED'): string =>
+      likelyRootCause([refused('r-x', 1, { code, reason, capabilities: ['orch:web'], tools: ['grep'] })]).nextSteps.join(' ');
+    expect(steps('profile_no_orchestrate')).toContain('agents.default.autonomy.profile: standard');
+    expect(steps('capability_missing')).toContain('holds orch:web');
+    expect(steps('explicit_deny')).toContain('skills.toolPolicy.deny');
+    expect(steps('not_in_profile')).toContain('skills.toolPolicy.allow');
+    expect(steps('role_coordinator')).toContain('comis run');
+    expect(steps('approval_required', 'APPROVAL_REQUIRED')).toContain('--yes');
+    expect(steps('approval_refused', 'APPROVAL_REFUSED')).toContain('approve');
   });
 });

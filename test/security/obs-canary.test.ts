@@ -120,4 +120,42 @@ describe('explain, fleet, the store and the logs are content-free', () => {
     expect(entry.savings).toBeDefined();
     for (const needle of needles) expect(JSON.stringify(explained)).not.toContain(needle);
   });
+
+  it('a refused run (exit 4): a canary in its script text and its made-up tool names appears nowhere; the refusal itself is recorded', () => {
+    const h = makeHome();
+    // A made-up tool name the static scan sees (an identifier: the canary with underscores).
+    const tool = `${CANARY.replace(/-/g, '_')}_tool`;
+    const needles = [CANARY, tool];
+    const script = h.script(
+      'refused.mjs',
+      `// ${CANARY}-refused-comment
+import { comis_tools } from './comis_tools.js';
+const planted = '${CANARY}-refused-literal';
+await comis_tools.${tool}({ q: planted });
+await comis_tools.write({ path: '${CANARY}-path', content: planted });
+`,
+    );
+    expect(readFileSync(script, 'utf8')).toContain(CANARY);
+    const res = h.run(['orchestrate', script, '--session', 'refused-canary']);
+    // It reached pre-flight and was refused there (the write surface is off): nothing ran.
+    expect(res.status).toBe(4);
+    expect(res.stderr).toMatch(/^Error \[CAPABILITY_DENIED\]: The script calls comis_tools\.write/);
+    for (const needle of needles) expect(res.stdout + res.stderr).not.toContain(needle);
+    const outputs = [h.run(['explain', '--last']), h.run(['explain', '--last', '--json']), h.run(['fleet']), h.run(['fleet', '--json'])];
+    expect(outputs.map((o) => o.status)).toEqual([0, 0, 0, 0]);
+    for (const o of outputs) for (const needle of needles) expect(o.stdout + o.stderr).not.toContain(needle);
+    const db = new Database(join(h.home, 'comis.db'), { readonly: true });
+    for (const { name } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]) {
+      for (const needle of needles) expect(JSON.stringify(db.prepare(`SELECT * FROM "${name}"`).all()), name).not.toContain(needle);
+    }
+    db.close();
+    const files = [...['comis.db', 'comis.db-wal'].map((f) => join(h.home, f)).filter(existsSync), ...filesUnder(join(h.home, 'logs'))];
+    for (const file of files) for (const needle of needles) expect(readFileSync(file).includes(needle), file).toBe(false);
+    // Positive controls: the refused run is recorded, with the names of the tool table only,
+    // and the byte scan does see what the store holds (the refused run's id).
+    const report = parseJson(outputs[1]!.stdout).result;
+    expect(report.orchestrate).toEqual([expect.objectContaining({ outcome: 'refused' })]);
+    expect(report.orchestrate[0].refusal).toEqual({ code: 'CAPABILITY_DENIED', reason: 'surface_disabled', capabilities: ['orch:write'], tools: ['write'] });
+    expect(files.some((f) => readFileSync(f).includes(report.orchestrate[0].runId))).toBe(true);
+  });
 });

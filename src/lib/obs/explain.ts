@@ -21,6 +21,7 @@ import {
   sessionRuns,
   type DenyReason,
   type DenyTally,
+  type RunRefusal,
   type RunRow,
   type SessionRow,
 } from '../store/obs-queries.js';
@@ -38,10 +39,13 @@ export interface ExplainRunEntry {
   runId: string;
   leaseId: string | null;
   startedAt: string;
-  outcome: 'success' | 'failure';
+  /** `refused`: refused before it started (comis exited 4); nothing ran, so no lease and no exit code. */
+  outcome: 'success' | 'failure' | 'refused';
   durationMs: number | null;
   exitCode: number | null;
   failureClass?: FailureClass;
+  /** Only on a refused run: the error code, the closed reason, and the capabilities and tools it named. */
+  refusal?: RunRefusal;
   toolCalls: ToolCallTally[];
   /**
    * Calls the agent's tool policy or role denied (the capability was held),
@@ -119,6 +123,7 @@ function toEntry(run: RunRow, toolCalls: ToolCallTally[], denies: readonly DenyT
     toolCalls,
   };
   if (outcome === 'failure' && run.failureClass) entry.failureClass = run.failureClass;
+  if (outcome === 'refused' && run.refusal) entry.refusal = run.refusal;
   const policy = denies.filter((d) => isPolicyDeny(d.reason)).map(({ tool, reason, count }) => ({ tool, reason, count }));
   if (policy.length > 0) entry.policyDenies = policy;
   if (run.resultRefCount > 0) {
@@ -187,6 +192,7 @@ function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow
       outcome: run.outcome,
       exitCode: run.exitCode,
       failureClass: run.failureClass,
+      refusal: run.refusal,
       durationMs: run.durationMs,
       toolCalls: a.toolCalls,
       denies: a.denies,

@@ -20,13 +20,13 @@ import {
   type DenyReason,
   type WindowRunStats,
 } from '../store/obs-queries.js';
-import type { FailureClass } from '../store/runs.js';
+import type { FailureClass, RefusalReason } from '../store/runs.js';
 import type { Database } from '../store/store.js';
 
 export const FINDING_SEVERITIES = ['error', 'warning', 'info'] as const;
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 
-export const FINDING_CODES = ['orchestrate_failed', 'capability_denied', 'policy_denied', 'runs_orphaned', 'runs_resumable', 'orchestrate_efficiency'] as const;
+export const FINDING_CODES = ['orchestrate_failed', 'orchestrate_refused', 'capability_denied', 'policy_denied', 'runs_orphaned', 'runs_resumable', 'orchestrate_efficiency'] as const;
 export type FindingCode = (typeof FINDING_CODES)[number];
 
 export interface FleetFinding {
@@ -102,6 +102,17 @@ const FAILURE_TEXT: Record<FailureClass, { what: string; hint: string }> = {
   nonzero_exit: { what: 'exited non-zero', hint: '`comis explain <sessionKey>` pins each one to its run; re-run a script to see its stderr tail.' },
 };
 
+const REFUSAL_TEXT: Record<RefusalReason, string> = {
+  profile_no_orchestrate: 'An agent whose profile gets no orchestrate (assistant) was asked to run scripts: give it profile standard, or use another agent.',
+  capability_missing: 'Scripts call tools needing a capability their agent lacks: use an agent whose profile holds it, or drop the call.',
+  surface_disabled: 'Scripts call write while the agent\'s write surface is off: set autonomy.write: true for the agent, or drop the call.',
+  explicit_deny: 'Scripts call a tool the agent\'s skills.toolPolicy.deny removes: drop the call, or change the deny list.',
+  not_in_profile: 'Scripts call a tool outside the agent\'s skills.toolPolicy.profile and allow list: add it to allow, or drop the call.',
+  role_coordinator: 'A coordinator (autonomy.role) was given a script with write or another mutating tool: delegate that work to a child (`comis run`).',
+  approval_required: 'The agent requires an approval per run (autonomy.approvals) and there was no terminal: pass --yes, or run interactively.',
+  approval_refused: 'Runs were declined at the approval prompt.',
+};
+
 const DENY_HINT: Record<DenyReason, string> = {
   capability_missing: 'Scripts reach for a capability their agent lacks: use an agent whose profile holds it, or drop the call.',
   surface_disabled: 'Scripts call a surface that is off (e.g. autonomy.write): turn it on for the agent, or drop the call.',
@@ -119,12 +130,13 @@ function efficiencyFinding(s: WindowRunStats): FleetFinding {
     severity: 'info',
     count: s.runs,
     detail:
-      `${plural(s.runs, 'orchestrate run')} (${s.failures} failed); ${plural(s.runsWithResultRefs, 'run')} materialized ` +
+      `${plural(s.runs, 'orchestrate run')} (${s.failures} failed${s.refused > 0 ? `, ${s.refused} refused before they started` : ''}); ${plural(s.runsWithResultRefs, 'run')} materialized ` +
       `${plural(s.resultRefCount, 'ResultRef')} (${s.resultRefBytes} bytes), an estimated ${s.estSavedTokens} tokens kept out of context.`,
     hint: 'estSavedTokens is an estimate: (materialized ResultRef bytes − stdout chars re-entered) / 4, clamped at 0.',
     data: {
       runs: s.runs,
       failedRuns: s.failures,
+      refusedRuns: s.refused,
       runsWithResultRefs: s.runsWithResultRefs,
       resultRefCount: s.resultRefCount,
       resultRefBytes: s.resultRefBytes,
@@ -145,7 +157,16 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
       detail: `${plural(count, 'run')} ${FAILURE_TEXT[failureClass].what} (${failureClass}).`,
       hint: FAILURE_TEXT[failureClass].hint,
     }));
-    return [efficiencyFinding(stats), ...failures];
+    // Refused runs (exit 4, nothing ran), one finding per reason: a warning, since the refusal held.
+    const refused: FleetFinding[] = stats.refusalReasons.map(({ reason, count }) => ({
+      code: 'orchestrate_refused',
+      severity: 'warning',
+      subject: reason,
+      count,
+      detail: `${plural(count, 'run')} refused before ${count === 1 ? 'it' : 'they'} started (${reason}).`,
+      hint: `${REFUSAL_TEXT[reason]} \`comis explain <sessionKey>\` names each one.`,
+    }));
+    return [efficiencyFinding(stats), ...failures, ...refused];
   },
   function denied(db, { since, until }) {
     const { list, total } = deniedCapabilities(db, since, until, TOP_DENIED);
@@ -243,6 +264,6 @@ export function emptyFleet(options: FleetOptions = {}): FleetReport {
   return {
     window: { spec, since: new Date(since).toISOString(), until: new Date(until).toISOString() },
     runCount: 0,
-    findings: [efficiencyFinding({ runs: 0, failures: 0, runsWithResultRefs: 0, resultRefCount: 0, resultRefBytes: 0, estSavedTokens: 0, failureClasses: [] })],
+    findings: [efficiencyFinding({ runs: 0, failures: 0, runsWithResultRefs: 0, resultRefCount: 0, resultRefBytes: 0, estSavedTokens: 0, failureClasses: [], refused: 0, refusalReasons: [] })],
   };
 }

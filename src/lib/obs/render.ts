@@ -36,6 +36,12 @@ function table(header: string[], rows: string[][]): string[] {
 }
 
 function tools(entry: ExplainRunEntry): string {
+  if (entry.refusal) {
+    // Nothing ran: what pre-flight refused, with the capabilities and tools it named.
+    const r = entry.refusal;
+    const names = [...r.capabilities, ...r.tools];
+    return `REFUSED ${r.code} (${r.reason}${names.length > 0 ? `: ${names.join(', ')}` : ''})`;
+  }
   if (entry.toolCalls.length === 0) return '-';
   // A policy deny (capability "none", the tool listed in policyDenies) reads apart from a capability deny.
   const policy = new Map((entry.policyDenies ?? []).map((d) => [d.tool, d.reason]));

@@ -7,14 +7,16 @@
  * no randomness.
  *
  * Precedence, highest first (docs/commands/explain.md):
- *   spawn_fail > timeout > stdout_cap > deny > nonzero_exit > failure > none
+ *   spawn_fail > timeout > stdout_cap > deny > refused > nonzero_exit > failure > none
  * A jail that never started explains everything after it; a deny explains
- * the non-zero exit of a script that threw on it.
+ * the non-zero exit of a script that threw on it. A refusal (exit 4, nothing
+ * ran) is a deny made in pre-flight: it ranks with the denies, after the ones
+ * that reached the socket (those ran and may have done part of their work).
  */
 import type { FailureClass, ToolCallTally } from '../store/runs.js';
-import { isPolicyDeny, type DenyReason, type DenyTally } from '../store/obs-queries.js';
+import { isPolicyDeny, type DenyReason, type DenyTally, type RunRefusal } from '../store/obs-queries.js';
 
-export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'nonzero_exit', 'failure', 'none'] as const;
+export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'refused', 'nonzero_exit', 'failure', 'none'] as const;
 export type RootCauseSignal = (typeof ROOT_CAUSE_SIGNALS)[number];
 
 /** What the rules look at: ids, counts and closed enums of one run. */
@@ -22,9 +24,11 @@ export interface RunSignals {
   runId: string;
   agentId: string;
   startedAt: number;
-  outcome: 'success' | 'failure' | null;
+  outcome: 'success' | 'failure' | 'refused' | null;
   exitCode: number | null;
   failureClass?: FailureClass | undefined;
+  /** Only for a run refused before it started. */
+  refusal?: RunRefusal | undefined;
   durationMs: number | null;
   toolCalls: readonly ToolCallTally[];
   denies: readonly DenyTally[];
@@ -41,6 +45,8 @@ export interface LikelyRootCause {
   capability?: string;
   tool?: string;
   reason?: DenyReason;
+  /** For signal refused: the refusal as recorded (code, reason, capabilities, tools). */
+  refusal?: RunRefusal;
   /** Runs in the report that exited non-zero, failed or recorded a deny. */
   affectedRuns: number;
   detail: string;
@@ -80,6 +86,34 @@ function denySteps(deny: DenyTally, agentId: string): string[] {
       return [`Agent "${agentId}" is a coordinator (autonomy.role), whose own scripts have no write, message or other mutating tool: run that work as a child with \`comis run\`.`];
     default:
       return [`Check why ${deny.capability} was denied for agent "${agentId}" (profile and surfaces in config.yaml).`];
+  }
+}
+
+/** What a refusal names, for the detail line: `orch:web; tools web_fetch`. */
+function refusalNames(r: RunRefusal): string {
+  const parts = [...r.capabilities];
+  if (r.tools.length > 0) parts.push(`tool${r.tools.length === 1 ? '' : 's'} ${r.tools.join(', ')}`);
+  return parts.length > 0 ? `: ${parts.join('; ')}` : '';
+}
+
+/** Next steps for a refusal, by its reason. */
+function refusalSteps(r: RunRefusal, agentId: string): string[] {
+  const tools = r.tools.length > 0 ? r.tools.join(', ') : 'the tool';
+  switch (r.reason) {
+    case 'profile_no_orchestrate':
+      return [`Agent "${agentId}" has a profile without orchestrate (assistant): set agents.${agentId}.autonomy.profile: standard (or unattended, max) in config.yaml, or use another agent.`];
+    case 'capability_missing':
+      return [`Run as an agent whose profile holds ${r.capabilities.join(', ') || 'the capability'} (see docs/config.md), or remove the ${tools} call.`];
+    case 'surface_disabled':
+      return [`The write surface of agent "${agentId}" is off: set agents.${agentId}.autonomy.write: true in config.yaml, or remove the ${tools} call.`];
+    case 'explicit_deny':
+    case 'not_in_profile':
+    case 'role_coordinator':
+      return denySteps({ tool: tools, capability: 'none', reason: r.reason, count: 1 }, agentId);
+    case 'approval_required':
+      return [`Agent "${agentId}" requires an approval for each run (autonomy.approvals): pass --yes, or run from a terminal to answer the prompt.`];
+    case 'approval_refused':
+      return ['The run was not approved at the prompt: run it again and approve it, or pass --yes.'];
   }
 }
 
@@ -136,6 +170,17 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
     },
   },
   {
+    signal: 'refused',
+    matches: (r) => r.outcome === 'refused',
+    explain: (r) => {
+      const refusal = r.refusal ?? { code: 'CAPABILITY_DENIED', reason: 'capability_missing', capabilities: [], tools: [] };
+      return {
+        detail: `Run ${r.runId} was refused before it started (${refusal.code}, ${refusal.reason}${refusalNames(refusal)}); nothing ran.`,
+        nextSteps: refusalSteps(refusal, r.agentId),
+      };
+    },
+  },
+  {
     signal: 'nonzero_exit',
     matches: (r) => failed(r, 'nonzero_exit') || (r.exitCode !== null && r.exitCode !== 0),
     explain: (r) => ({
@@ -176,6 +221,7 @@ export function likelyRootCause(runs: readonly RunSignals[]): LikelyRootCause {
       verdict.tool = first?.tool ?? tally?.tool ?? '<invalid>';
       verdict.reason = first?.reason ?? 'other';
     }
+    if (rule.signal === 'refused' && hit.refusal) verdict.refusal = hit.refusal;
     return verdict;
   }
   return {

@@ -26,7 +26,7 @@ import { agentSurface, assertGetsOrchestrate, describeDrop } from '../policy/sur
 import { redactSecrets } from '../obs/output-guard.js';
 import type { SliceQueryRunner } from '../resultref/duckdb/run-slice-query.js';
 import { createResultStore, estimateSavings, liveRef } from '../resultref/materialize.js';
-import { foldToolCalls, type AuditRow, type FailureClass, type RunRecord, type ToolCallTally } from '../store/runs.js';
+import { foldToolCalls, type AuditRow, type FailureClass, type RefusalReason, type RefusalRecord, type RunRecord, type ToolCallTally } from '../store/runs.js';
 import type { ToolContext } from '../tools/context.js';
 import { grepTool, type GrepArgs } from '../tools/grep.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
@@ -160,6 +160,20 @@ export interface OrchestrateOutcome {
   audit: AuditRow[];
 }
 
+/**
+ * A run refused before it started (exit 4): the error exactly as the user sees
+ * it (same code, message, hint, details, exit code), plus the content-free
+ * record of the refusal for the caller to store (`comis orchestrate` does, so
+ * `explain --last` shows it). A ComisError like any other for every caller.
+ */
+export class RunRefusedError extends ComisError {
+  readonly refusal: RefusalRecord;
+  constructor(err: ComisError, refusal: RefusalRecord) {
+    super(err.code, err.message, { hint: err.hint, details: err.details, exitCode: err.exitCode });
+    this.refusal = refusal;
+  }
+}
+
 export async function runOrchestrate(options: OrchestrateOptions): Promise<OrchestrateOutcome> {
   // Every event is also logged (content-free, by allowlist); the logger loads pino on first use.
   const emit = (event: OrchestrateEvent): void => {
@@ -169,8 +183,28 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const mark = options.mark ?? (() => undefined);
   const limits = options.agent.config.autonomy.limits;
   const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.max(100, options.timeoutMs ?? limits.timeoutMs));
+  // Refusals (exit 4) carry their record: the reason and the table names involved, never the script's text.
+  const refusedFrom = Date.now();
+  const refuse = (err: ComisError, reason: RefusalReason, names: { capabilities?: readonly string[]; tools?: readonly string[] } = {}): RunRefusedError =>
+    new RunRefusedError(err, {
+      runId: newId('r'),
+      sessionKey: options.sessionKey,
+      agentId: options.agent.id,
+      parentRunId: options.parentRunId,
+      language: options.language,
+      startedAt: refusedFrom,
+      endedAt: Date.now(),
+      code: err.code as RefusalRecord['code'],
+      reason,
+      capabilities: names.capabilities ?? [],
+      tools: names.tools ?? [],
+    });
   // 0. A profile without orchestrate (assistant) is refused before anything else runs.
-  assertGetsOrchestrate(options.agent);
+  try {
+    assertGetsOrchestrate(options.agent);
+  } catch (err) {
+    throw err instanceof ComisError ? refuse(err, 'profile_no_orchestrate') : err;
+  }
   const surface = agentSurface(options.agent);
   const jail = await import('../jail/spawn.js');
 
@@ -205,31 +239,43 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   if (policyDenied.length > 0) {
     const first = policyDenied[0]!;
     const drop = surface.dropped.get(first)!;
-    throw new ComisError('CAPABILITY_DENIED', `The script calls comis_tools.${first}, which the tool policy of agent "${options.agent.id}" denies (${describeDrop(options.agent.id, first, drop)}).`, {
+    const err = new ComisError('CAPABILITY_DENIED', `The script calls comis_tools.${first}, which the tool policy of agent "${options.agent.id}" denies (${describeDrop(options.agent.id, first, drop)}).`, {
       hint: `Nothing was run. Change agents.${options.agent.id}.skills.toolPolicy (or autonomy.role) in ${options.agent.source ?? 'config.yaml'}, or remove the call.`,
       details: { missingCapabilities: [], policyDenied: policyDenied.map((t) => ({ tool: t, ...surface.dropped.get(t)! })) },
     });
+    throw refuse(err, drop.why, { tools: policyDenied });
   }
   const missing = footprint.capabilities.filter((c) => !agentCaps.includes(c));
   if (missing.length > 0) {
     const tools = footprint.tools.filter((t) => missing.includes(t === 'mcp' ? 'orch:mcp' : findToolEntry(t)!.capability));
-    throw new ComisError('CAPABILITY_DENIED', `The script needs ${missing.join(', ')}, which agent "${options.agent.id}" (profile ${options.agent.config.autonomy.profile}) does not hold.`, {
+    const err = new ComisError('CAPABILITY_DENIED', `The script needs ${missing.join(', ')}, which agent "${options.agent.id}" (profile ${options.agent.config.autonomy.profile}) does not hold.`, {
       hint: 'Nothing was run. Use an agent whose profile holds it (see docs/config.md), or remove the call.',
       details: { missingCapabilities: missing, tools },
     });
+    throw refuse(err, 'capability_missing', { capabilities: missing, tools });
   }
   if (footprint.tools.includes('write') && !surface.write) {
-    throw new ComisError('CAPABILITY_DENIED', `The script calls comis_tools.write, but the write surface of agent "${options.agent.id}" is off.`, {
+    const err = new ComisError('CAPABILITY_DENIED', `The script calls comis_tools.write, but the write surface of agent "${options.agent.id}" is off.`, {
       hint: `Nothing was run. Set agents.${options.agent.id}.autonomy.write: true in config.yaml to turn it on.`,
       details: { missingCapabilities: [], surface: 'write' },
     });
+    throw refuse(err, 'surface_disabled', { capabilities: ['orch:write'], tools: ['write'] });
   }
   if (options.agent.config.autonomy.approvals) {
     if (!options.approve) {
-      throw new ComisError('APPROVAL_REQUIRED', 'This agent requires an approval for each run and there is no way to ask.', { hint: 'Pass --yes to approve.' });
+      const err = new ComisError('APPROVAL_REQUIRED', 'This agent requires an approval for each run and there is no way to ask.', { hint: 'Pass --yes to approve.' });
+      throw refuse(err, 'approval_required', footprint);
     }
-    if (!(await options.approve(footprint))) {
-      throw new ComisError('APPROVAL_REFUSED', 'The run was not approved; nothing was run.');
+    let approved: boolean;
+    try {
+      approved = await options.approve(footprint);
+    } catch (err) {
+      // The prompt refuses to hang (no terminal: APPROVAL_REQUIRED); that is a refusal too.
+      if (err instanceof ComisError && (err.code === 'APPROVAL_REQUIRED' || err.code === 'APPROVAL_REFUSED')) throw refuse(err, err.code === 'APPROVAL_REQUIRED' ? 'approval_required' : 'approval_refused', footprint);
+      throw err;
+    }
+    if (!approved) {
+      throw refuse(new ComisError('APPROVAL_REFUSED', 'The run was not approved; nothing was run.'), 'approval_refused', footprint);
     }
   }
 

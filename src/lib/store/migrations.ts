@@ -148,4 +148,52 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'refused runs',
+    // A run refused before it started (exit 4: a missing capability, a tool-policy
+    // or role deny in pre-flight, an assistant agent, an approval required or
+    // refused) is recorded with outcome 'refused' and a content-free reason:
+    // the error code, a closed reason and the capabilities and tool-table names
+    // the refusal named (comma-separated; see recordRefusal). SQLite cannot alter
+    // a CHECK constraint, so the table is rebuilt: same columns, same rows, same
+    // indexes (runs_window also covers refusal_reason, for fleet's one pass).
+    sql: `
+      CREATE TABLE runs_v6 (
+        run_id               TEXT PRIMARY KEY,
+        session_key          TEXT NOT NULL,
+        agent_id             TEXT NOT NULL,
+        lease_id             TEXT,
+        parent_run_id        TEXT,
+        language             TEXT NOT NULL,
+        started_at           INTEGER NOT NULL,
+        ended_at             INTEGER,
+        duration_ms          INTEGER,
+        outcome              TEXT CHECK (outcome IN ('success', 'failure', 'refused')),
+        exit_code            INTEGER,
+        failure_class        TEXT CHECK (failure_class IN ('timeout', 'stdout_cap', 'nonzero_exit', 'spawn_fail', 'lease_absent')),
+        stdout_chars         INTEGER NOT NULL DEFAULT 0,
+        result_ref_count     INTEGER NOT NULL DEFAULT 0,
+        result_ref_bytes     INTEGER NOT NULL DEFAULT 0,
+        est_saved_tokens     INTEGER,
+        saved_ratio          REAL,
+        refusal_code         TEXT CHECK (refusal_code IN ('CAPABILITY_DENIED', 'APPROVAL_REQUIRED', 'APPROVAL_REFUSED')),
+        refusal_reason       TEXT CHECK (refusal_reason IN ('profile_no_orchestrate', 'capability_missing', 'surface_disabled', 'explicit_deny', 'not_in_profile', 'role_coordinator', 'approval_required', 'approval_refused')),
+        refusal_capabilities TEXT,
+        refusal_tools        TEXT,
+        CHECK ((outcome = 'refused') = (refusal_code IS NOT NULL AND refusal_reason IS NOT NULL))
+      );
+      INSERT INTO runs_v6 (run_id, session_key, agent_id, lease_id, parent_run_id, language, started_at, ended_at, duration_ms,
+          outcome, exit_code, failure_class, stdout_chars, result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio)
+        SELECT run_id, session_key, agent_id, lease_id, parent_run_id, language, started_at, ended_at, duration_ms,
+          outcome, exit_code, failure_class, stdout_chars, result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio
+        FROM runs;
+      DROP TABLE runs;
+      ALTER TABLE runs_v6 RENAME TO runs;
+      CREATE INDEX runs_session ON runs(session_key, started_at);
+      CREATE INDEX runs_started ON runs(started_at);
+      CREATE INDEX runs_lease ON runs(lease_id);
+      CREATE INDEX runs_window ON runs(started_at, outcome, failure_class, result_ref_count, result_ref_bytes, est_saved_tokens, refusal_reason);
+    `,
+  },
 ];

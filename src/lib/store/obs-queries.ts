@@ -12,7 +12,18 @@
  * into a report.
  */
 import type { Database } from './store.js';
-import { FAILURE_CLASSES, type FailureClass, type ToolCallTally } from './runs.js';
+import {
+  FAILURE_CLASSES,
+  REFUSAL_CODES,
+  REFUSAL_REASONS,
+  UNKNOWN_NAME,
+  isKnownCapability,
+  isKnownTool,
+  type FailureClass,
+  type RefusalCode,
+  type RefusalReason,
+  type ToolCallTally,
+} from './runs.js';
 
 /** Why a call was denied: the closed set the dispatcher records. */
 export const DENY_REASONS = ['capability_missing', 'denied_by_origin', 'unknown_tool', 'surface_disabled', 'explicit_deny', 'not_in_profile', 'role_coordinator'] as const;
@@ -64,13 +75,23 @@ export interface RunRow {
   leaseId: string | null;
   startedAt: number;
   durationMs: number | null;
-  outcome: 'success' | 'failure' | null;
+  outcome: 'success' | 'failure' | 'refused' | null;
   exitCode: number | null;
   failureClass: FailureClass | undefined;
+  /** Only for a run refused before it started (outcome `refused`). */
+  refusal: RunRefusal | undefined;
   resultRefCount: number;
   resultRefBytes: number;
   estSavedTokens: number | null;
   savedRatio: number | null;
+}
+
+/** Why a run was refused before it started: closed enums and names of the tool table only. */
+export interface RunRefusal {
+  code: RefusalCode;
+  reason: RefusalReason;
+  capabilities: string[];
+  tools: string[];
 }
 
 /** A denied tally with the reason the dispatcher gave. */
@@ -87,7 +108,7 @@ export interface RunAudit {
 }
 
 const RUN_COLUMNS = `run_id, session_key, agent_id, lease_id, started_at, duration_ms, outcome, exit_code, failure_class,
-  result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio`;
+  result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio, refusal_code, refusal_reason, refusal_capabilities, refusal_tools`;
 
 interface RawRun {
   run_id: string;
@@ -103,6 +124,26 @@ interface RawRun {
   result_ref_bytes: number;
   est_saved_tokens: number | null;
   saved_ratio: number | null;
+  refusal_code: string | null;
+  refusal_reason: string | null;
+  refusal_capabilities: string | null;
+  refusal_tools: string | null;
+}
+
+/** A stored name list read back: names of the table (or `<unknown>`) only, whatever wrote the store. */
+function refusalList(text: string | null, known: (name: string) => boolean): string[] {
+  if (typeof text !== 'string' || text === '') return [];
+  return [...new Set(text.split(',').slice(0, 16).map((n) => (known(n) ? n : UNKNOWN_NAME)))];
+}
+
+function toRefusal(r: RawRun): RunRefusal | undefined {
+  if (r.outcome !== 'refused') return undefined;
+  return {
+    code: (REFUSAL_CODES as readonly unknown[]).includes(r.refusal_code) ? (r.refusal_code as RefusalCode) : 'CAPABILITY_DENIED',
+    reason: (REFUSAL_REASONS as readonly unknown[]).includes(r.refusal_reason) ? (r.refusal_reason as RefusalReason) : 'capability_missing',
+    capabilities: refusalList(r.refusal_capabilities, isKnownCapability),
+    tools: refusalList(r.refusal_tools, isKnownTool),
+  };
 }
 
 function toRunRow(r: RawRun): RunRow {
@@ -113,9 +154,10 @@ function toRunRow(r: RawRun): RunRow {
     leaseId: r.lease_id === null ? null : safeId(r.lease_id),
     startedAt: Number(r.started_at),
     durationMs: r.duration_ms === null ? null : Number(r.duration_ms),
-    outcome: r.outcome === 'success' || r.outcome === 'failure' ? r.outcome : null,
+    outcome: r.outcome === 'success' || r.outcome === 'failure' || r.outcome === 'refused' ? r.outcome : null,
     exitCode: r.exit_code === null ? null : Number(r.exit_code),
     failureClass: safeFailureClass(r.failure_class),
+    refusal: toRefusal(r),
     resultRefCount: Number(r.result_ref_count) || 0,
     resultRefBytes: Number(r.result_ref_bytes) || 0,
     estSavedTokens: r.est_saved_tokens === null ? null : Number(r.est_saved_tokens),
@@ -258,6 +300,10 @@ export interface WindowRunStats {
   estSavedTokens: number;
   /** Failed runs by class (classes with no runs are left out). */
   failureClasses: { failureClass: FailureClass; count: number }[];
+  /** Runs refused before they started (outcome `refused`). */
+  refused: number;
+  /** Refused runs by reason (reasons with no runs are left out). */
+  refusalReasons: { reason: RefusalReason; count: number }[];
 }
 
 /**
@@ -267,6 +313,7 @@ export interface WindowRunStats {
  */
 export function windowRunStats(db: Database, since: number, until: number): WindowRunStats {
   const perClass = FAILURE_CLASSES.map((c, i) => `COALESCE(SUM(failure_class = '${c}'), 0) AS fc${i}`).join(', ');
+  const perReason = REFUSAL_REASONS.map((r, i) => `COALESCE(SUM(refusal_reason = '${r}'), 0) AS rr${i}`).join(', ');
   const row = db
     .prepare(
       `SELECT COUNT(*) AS runs,
@@ -275,7 +322,8 @@ export function windowRunStats(db: Database, since: number, until: number): Wind
               COALESCE(SUM(result_ref_count), 0) AS ref_count,
               COALESCE(SUM(result_ref_bytes), 0) AS ref_bytes,
               COALESCE(SUM(CASE WHEN result_ref_count > 0 THEN MAX(COALESCE(est_saved_tokens, 0), 0) ELSE 0 END), 0) AS saved,
-              ${perClass}
+              COALESCE(SUM(outcome = 'refused'), 0) AS refused,
+              ${perClass}, ${perReason}
        FROM runs WHERE started_at >= ? AND started_at <= ?`,
     )
     .get(since, until) as Record<string, number>;
@@ -288,6 +336,8 @@ export function windowRunStats(db: Database, since: number, until: number): Wind
     resultRefBytes: row.ref_bytes ?? 0,
     estSavedTokens: Math.round(row.saved ?? 0),
     failureClasses,
+    refused: row.refused ?? 0,
+    refusalReasons: REFUSAL_REASONS.map((reason, i) => ({ reason, count: row[`rr${i}`] ?? 0 })).filter((r) => r.count > 0),
   };
 }
 

@@ -3,6 +3,8 @@
  * `explain` and `fleet` fold. Ids, names, counts, durations and closed enums
  * only — never script text, stdout, arguments, results or bearers.
  */
+import { CAPABILITIES } from '../capabilities/capabilities.js';
+import { findToolEntry } from '../capabilities/tool-table.js';
 import type { Database } from './store.js';
 
 /**
@@ -106,5 +108,87 @@ export function recordRun(db: Database, run: RunRecord, audit: readonly AuditRow
     });
     for (const e of audit) insertAudit.run(e.leaseId, e.runId, e.tool, e.capability, e.decision, e.reason ?? null, e.at);
     for (const t of run.toolCalls) insertTally.run(run.runId, t.tool, t.capability, t.decision, t.count);
+  })();
+}
+
+/** The errors a run is refused with before it starts (exit 4), as stored (migration 6). */
+export const REFUSAL_CODES = ['CAPABILITY_DENIED', 'APPROVAL_REQUIRED', 'APPROVAL_REFUSED'] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+/** Why a run was refused: a closed enum, one per pre-flight step that refuses. */
+export const REFUSAL_REASONS = [
+  'profile_no_orchestrate',
+  'capability_missing',
+  'surface_disabled',
+  'explicit_deny',
+  'not_in_profile',
+  'role_coordinator',
+  'approval_required',
+  'approval_refused',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** How many capabilities and tools one refusal keeps (the table has fewer; a bound all the same). */
+export const MAX_REFUSAL_NAMES = 16;
+/** What a name that is not a known capability or a tool of the table is stored as. */
+export const UNKNOWN_NAME = '<unknown>';
+
+/** A run refused before it started: no lease, no exit code, nothing ran. */
+export interface RefusalRecord {
+  runId: string;
+  sessionKey: string;
+  agentId: string;
+  parentRunId?: string | undefined;
+  language: string;
+  startedAt: number;
+  endedAt: number;
+  code: RefusalCode;
+  reason: RefusalReason;
+  /** The capabilities the refusal names (e.g. the missing ones). */
+  capabilities: readonly string[];
+  /** The tools the refusal names (e.g. the ones the tool policy denies). */
+  tools: readonly string[];
+}
+
+/**
+ * Names as stored for a refusal: each one a known capability (resp. a tool of
+ * the tool table) or {@link UNKNOWN_NAME}, deduplicated, sorted, bounded. The
+ * check sits here, at the one place refusals are written, so whatever a
+ * caller passes (a name a script typed), only the table's names reach the store.
+ */
+export function refusalNames(names: readonly string[], known: (name: string) => boolean): string[] {
+  const kept = new Set(names.map((n) => (typeof n === 'string' && known(n) ? n : UNKNOWN_NAME)));
+  return [...kept].sort().slice(0, MAX_REFUSAL_NAMES);
+}
+
+export const isKnownCapability = (name: string): boolean => (CAPABILITIES as readonly string[]).includes(name);
+export const isKnownTool = (name: string): boolean => findToolEntry(name) !== undefined;
+
+/** Writes a refused run (outcome `refused`, no lease, no exit code) and touches its session. */
+export function recordRefusal(db: Database, run: RefusalRecord): void {
+  if (!(REFUSAL_CODES as readonly string[]).includes(run.code) || !(REFUSAL_REASONS as readonly string[]).includes(run.reason)) {
+    throw new Error(`not a refusal: ${String(run.code).slice(0, 40)}/${String(run.reason).slice(0, 40)}`);
+  }
+  const insert = db.prepare(
+    `INSERT INTO runs (run_id, session_key, agent_id, lease_id, parent_run_id, language, started_at, ended_at, duration_ms,
+       outcome, exit_code, failure_class, refusal_code, refusal_reason, refusal_capabilities, refusal_tools)
+     VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'refused', NULL, NULL, ?, ?, ?, ?)`,
+  );
+  db.transaction(() => {
+    touchSession(db, run.sessionKey, run.agentId, run.endedAt);
+    insert.run(
+      run.runId,
+      run.sessionKey,
+      run.agentId,
+      run.parentRunId ?? null,
+      run.language,
+      run.startedAt,
+      run.endedAt,
+      Math.max(0, run.endedAt - run.startedAt),
+      run.code,
+      run.reason,
+      refusalNames(run.capabilities, isKnownCapability).join(','),
+      refusalNames(run.tools, isKnownTool).join(','),
+    );
   })();
 }
