@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -29,6 +29,32 @@ console.log(\`todos=\${count} lines=\${file.totalLines}\`);
     expect(res.status).toBe(0);
     expect(res.stdout).toBe('todos=2 lines=4\n');
     expect(res.stdout + res.stderr).not.toContain(CANARY);
+  });
+
+  // As root the workspace of a temp home sits under a 0700 directory, so its bind is staged; the stage (and the
+  // DuckDB child's directory, bound into its own jail) once went under TMPDIR, which a private TMPDIR put out of
+  // the jail uid's reach: bubblewrap failed and the run was spawn_fail. Not root nothing is staged: it must just work.
+  it('runs with a private 0700 TMPDIR, tools and a .sql() slice included, and leaves nothing in it', () => {
+    const h = makeHome();
+    const ws = h.workspace();
+    const rows = Array.from({ length: 30_000 }, (_, i) => JSON.stringify({ id: i, price: i % 1000, pad: 'x'.repeat(80) }));
+    writeFileSync(join(ws, 'data.jsonl'), `${rows.join('\n')}\n`);
+    const priv = join(h.home, 'private-tmp');
+    mkdirSync(priv, { mode: 0o700 });
+    const script = h.script(
+      'private-tmp.ts',
+      `import { comis_tools, ResultRef } from './comis_tools.js';
+const ref = await comis_tools.read({ path: 'data.jsonl' });
+if (!(ref instanceof ResultRef)) throw new Error('expected a ResultRef');
+const top = await ref.sql(\`SELECT max(price) AS m FROM read_json_auto('\${ref.ref}')\`);
+console.log('ok', JSON.stringify(top));
+`,
+    );
+    const res = h.run(['orchestrate', script], { env: { TMPDIR: priv } });
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(0);
+    expect(res.stdout).toBe('ok [{"m":999}]\n');
+    expect(readdirSync(priv)).toEqual([]);
   });
 
   it('JS follows Node module rules: .mjs, .cjs, and .js detected as ESM or CommonJS', () => {

@@ -10,6 +10,7 @@ import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
 import { schemaValidator } from '../obs/schema.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
+import { until } from '../jail/helpers.js';
 
 /** The uid the store's registry gave a workspace (as root, each workspace has its own). */
 function jailUidFor(home: string, workspace: string): number {
@@ -210,7 +211,9 @@ describe('comis run', () => {
     const runner = startComis(['run', plan, '--no-tui'], h.home);
     await runner.waitFor((s) => s.includes('[forever] running'));
     const uid = process.getuid?.() === 0 ? jailUidFor(h.home, realpathSync(join(h.home, 'workspaces', 'default--forever'))) : -1;
-    if (uid >= 0) expect(processesOfUid(uid).length).toBeGreaterThan(0);
+    // Control: the jail runs. "[forever] running" is printed at spawn, before prlimit, the supervisor, the stager and
+    // setpriv have exec'd down to the jail uid, so on a loaded machine that uid can still have no process: wait for it.
+    if (uid >= 0) await until(() => processesOfUid(uid).length > 0, 20_000, `a process of jail uid ${uid}`);
     runner.child.kill('SIGINT');
     const code = await runner.exited;
     expect(code).toBe(1);

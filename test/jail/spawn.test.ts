@@ -1,10 +1,12 @@
-import { chmodSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
 import { deriveJailUid, readProcStat } from '../../src/lib/jail/host.js';
+import { stageParent } from '../../src/lib/jail/launch.js';
+import { reachableBy } from '../../src/lib/jail/plan.js';
 import { detectSandboxProvider, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
 import { tempDir } from '../helpers/temp.js';
 import { WS, limits, node, python, root, runInJail, until, workspace } from './helpers.js';
@@ -88,6 +90,62 @@ describe('spawnJail', () => {
     expect(r.stdout).toBe('staged\n');
     expect(readFileSync(join(wsPath, 'f'), 'utf8')).toBe('staged\n');
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain('comis-stage');
+  });
+
+  // A private TMPDIR (0700, as careful operators and CI runners set it) once made every staged jail fail: the stage
+  // went under TMPDIR, which the jail uid cannot search, so bubblewrap could not open its bind sources.
+  it('a private 0700 TMPDIR does not break a jail whose workspace is under a 0700 directory (as root: staged where the jail uid can reach)', async () => {
+    const base = tempDir();
+    const priv = join(base, 'private-tmp');
+    mkdirSync(priv, { mode: 0o700 });
+    const locked = join(base, 'home-0700');
+    const wsPath = join(locked, 'ws');
+    mkdirSync(wsPath, { recursive: true });
+    chmodSync(locked, 0o700);
+    const hostUid = root ? deriveJailUid(wsPath) : process.getuid!();
+    prepareWritableDir(wsPath, hostUid);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = priv;
+    try {
+      if (root) {
+        // Control: the jail uid cannot search the private TMPDIR, so a stage there is out of its reach...
+        expect(reachableBy(join(priv, 'x'), hostUid, hostUid)).toBe(false);
+        // ...and the stage goes elsewhere, where it can.
+        const parent = stageParent(hostUid);
+        expect(parent).not.toBe(priv);
+        expect(reachableBy(join(parent, 'x'), hostUid, hostUid)).toBe(true);
+      }
+      const r = await runInJail({ ws: { path: wsPath, hostUid }, command: ['/bin/sh', '-c', `echo private-tmp > ${WS}/f && cat ${WS}/f`] });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('private-tmp\n');
+      expect(readFileSync(join(wsPath, 'f'), 'utf8')).toBe('private-tmp\n');
+      // Nothing left in the private TMPDIR, and no stage left behind.
+      expect(readdirSync(priv)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
+
+  it('never stages in a TMPDIR where other users can rename entries (0777 without the sticky bit): /tmp then', () => {
+    const base = tempDir();
+    chmodSync(base, 0o711); // so only the mode of open-tmp itself decides
+    const open = join(base, 'open-tmp');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const uid = root ? deriveJailUid(open) : process.getuid!();
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = open;
+    try {
+      expect(stageParent(uid)).toBe('/tmp');
+      // Control: the same directory, once sticky, is used.
+      chmodSync(open, 0o1777);
+      expect(stageParent(uid)).toBe(open);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
   });
 
   it.skipIf(!root)('as root: bubblewrap runs as the unprivileged host uid, is our direct child, with an empty environ', async () => {

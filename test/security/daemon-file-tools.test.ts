@@ -146,43 +146,83 @@ s.on('data', (d) => { buf += d; const lines = buf.split('\\n').filter(Boolean); 
     }
   });
 
-  it('the tools never read what the jail uid cannot: a root-only file, a directory it cannot search', () => {
+  // As root the run holds both: a root-owned 0600 file and a 0700 directory, which the jail uid cannot read or
+  // search while comis (root) still measures them for the workspace quota. Unprivileged the jail uid is comis's
+  // own, so a directory the jail cannot search is one comis cannot measure either, and the quota watchdog kills
+  // a run whose workspace holds one (run-data.test.ts "bytes in a chmod-000 directory still count"). The run
+  // there holds only the 0000 file (a file's mode does not stop its lstat); the directory half is the next test.
+  it('the tools never read what the jail uid cannot: a root-only file, a directory it cannot search (unprivileged: the file only, in a run)', () => {
     const h = makeHome();
     const ws = h.workspace();
     writeFileSync(join(ws, 'secret.txt'), 'ROOT-ONLY-CONTENT\n');
     mkdirSync(join(ws, 'locked'));
     writeFileSync(join(ws, 'locked', 'inner.txt'), 'LOCKED-CONTENT\n');
-    // As root: owned by root, 0600/0700, the jail uid is someone else. Unprivileged: our own files at 0000,
+    // As root: owned by root, 0600/0700, the jail uid is someone else. Unprivileged: our own file at 0000,
     // which the kernel refuses to us (and so to the jail) — the same promise, checked the same way.
     chmodSync(join(ws, 'secret.txt'), isRoot ? 0o600 : 0o000);
-    chmodSync(join(ws, 'locked'), isRoot ? 0o700 : 0o000);
+    if (isRoot) chmodSync(join(ws, 'locked'), 0o700);
     const script = `import { comis_tools } from './comis_tools.js';
 import { readFileSync } from 'node:fs';
 for (const p of ['secret.txt', 'locked/inner.txt']) {
   try { readFileSync(p); console.log('jail', p, 'READ'); } catch (e) { console.log('jail', p, e.code); }
 }
 for (const p of ['secret.txt', 'locked/inner.txt', 'locked/missing.txt']) {
-  try { const r = await comis_tools.read({ path: p }); console.log('tool', p, 'READ', r.content); } catch (e) { console.log('tool', p, e.code, e.message); }
+  try { const r = await comis_tools.read({ path: p }); console.log('tool', p, 'READ', r.content.trim()); } catch (e) { console.log('tool', p, e.code, e.message); }
 }
 const g = await comis_tools.grep({ pattern: 'ROOT-ONLY|LOCKED' });
 console.log('grep', g.matches.length);`;
     const res = h.run(['orchestrate', h.script('perm.mjs', script)]);
     chmodSync(join(ws, 'locked'), 0o700);
+    // The run ended by itself (not, e.g., by the quota watchdog), so every line below was reached.
+    expect(res.stderr).not.toContain('the run was killed');
+    expect(res.status).toBe(0);
     expect(res.stdout).not.toContain('ROOT-ONLY-CONTENT');
-    expect(res.stdout).not.toContain('LOCKED-CONTENT');
     expect(res.stdout).toBe(
-      [
-        // Positive control: the jail itself is refused both.
-        'jail secret.txt EACCES',
-        'jail locked/inner.txt EACCES',
-        'tool secret.txt permission_denied permission denied: secret.txt',
-        // Under a directory the jail cannot search, an existing and a missing name answer alike.
-        'tool locked/inner.txt permission_denied permission denied: locked',
-        'tool locked/missing.txt permission_denied permission denied: locked',
-        'grep 0',
-        '',
-      ].join('\n'),
+      (isRoot
+        ? [
+            // Positive control: the jail itself is refused both.
+            'jail secret.txt EACCES',
+            'jail locked/inner.txt EACCES',
+            'tool secret.txt permission_denied permission denied: secret.txt',
+            // Under a directory the jail cannot search, an existing and a missing name answer alike.
+            'tool locked/inner.txt permission_denied permission denied: locked',
+            'tool locked/missing.txt permission_denied permission denied: locked',
+            'grep 0',
+            '',
+          ]
+        : [
+            // Positive control: the jail itself is refused the file, and reads the open directory.
+            'jail secret.txt EACCES',
+            'jail locked/inner.txt READ',
+            'tool secret.txt permission_denied permission denied: secret.txt',
+            'tool locked/inner.txt READ LOCKED-CONTENT',
+            'tool locked/missing.txt not_found no such file or directory: locked/missing.txt',
+            'grep 1',
+            '',
+          ]
+      ).join('\n'),
     );
+  });
+
+  // The directory half unprivileged: the same tools, in-process with the jail identity being our own (as it is
+  // in an unprivileged run), on a 0000 directory. Positive control: the kernel refuses that uid the same file.
+  it.runIf(!isRoot)('unprivileged: the tools never search a directory the jail uid cannot (in-process: a run would be killed by the quota, which cannot measure it either)', async () => {
+    const ctx = context();
+    mkdirSync(join(ctx.workspaceReal, 'locked'));
+    writeFileSync(join(ctx.workspaceReal, 'locked', 'inner.txt'), 'LOCKED-CONTENT\n');
+    // Control before locking: the tools read it, so the refusal below is the mode's doing.
+    expect(await readTool(ctx, { path: 'locked/inner.txt' })).toMatchObject({ content: expect.stringContaining('LOCKED-CONTENT') });
+    chmodSync(join(ctx.workspaceReal, 'locked'), 0o000);
+    try {
+      expect(() => readFileSync(join(ctx.workspaceReal, 'locked', 'inner.txt'))).toThrow(expect.objectContaining({ code: 'EACCES' }));
+      expect(await errorOf(() => readTool(ctx, { path: 'locked/inner.txt' }))).toBe(JSON.stringify({ code: 'permission_denied', message: 'permission denied: locked' }));
+      // An existing and a missing name answer alike.
+      expect(await errorOf(() => readTool(ctx, { path: 'locked/missing.txt' }))).toBe(JSON.stringify({ code: 'permission_denied', message: 'permission denied: locked' }));
+      const g = (await grepTool(ctx, { pattern: 'LOCKED' })) as { matches: unknown[] };
+      expect(g.matches).toHaveLength(0);
+    } finally {
+      chmodSync(join(ctx.workspaceReal, 'locked'), 0o700);
+    }
   });
 
   it('write refuses ".." and links before creating anything, and never writes outside results/writes', () => {

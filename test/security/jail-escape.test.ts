@@ -171,19 +171,21 @@ print('su', p.returncode, b'uid=0' in p.stdout)
   // The control: the same probes in a bubblewrap jail WITHOUT our filter (same
   // unprivileged uid, no capabilities) mostly succeed — so the EPERMs above
   // are the filter's doing, not something else in the jail.
-  it.skipIf(!root || !existsSync('/usr/bin/python3'))('control: without the filter the same probes succeed or fail differently', () => {
-    const setpriv = findHelper('setpriv')!;
+  // As root it drops to a jail uid with setpriv as the jail does; not root, bubblewrap already runs as our own uid.
+  it.skipIf(!existsSync('/usr/bin/python3'))(`control: without the filter the same probes succeed or fail differently${existsSync('/usr/bin/python3') ? '' : ' [needs /usr/bin/python3]'}`, () => {
     const parent = tempDir();
     chmodSync(parent, 0o711); // bwrap runs as the unprivileged uid and must reach the script
     const dir = join(parent, 'w');
     mkdirSync(dir);
-    const uid = deriveJailUid(dir);
+    const uid = root ? deriveJailUid(dir) : process.getuid!();
     prepareWritableDir(dir, uid);
     const script = join(dir, 'probe.py');
     writeFileSync(script, SYSCALL_PROBES);
+    const drop = root ? [findHelper('setpriv')!, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs'] : [];
+    const [cmd, ...pre] = [...drop, 'bwrap'];
     const res = spawnSync(
-      setpriv,
-      [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', 'bwrap', '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--ro-bind', script, '/probe.py', '/usr/bin/python3', '-I', '/probe.py'],
+      cmd!,
+      [...pre, '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--ro-bind', script, '/probe.py', '/usr/bin/python3', '-I', '/probe.py'],
       { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8', timeout: 30_000 },
     );
     expect(res.stderr).toBe('');

@@ -4,13 +4,13 @@
  * the async {@link spawnJail} and the synchronous smoke test, so both start
  * the very same jail.
  */
-import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ComisError } from '../errors.js';
 import { MIN_JAIL_HOST_UID, countTasksOfUid, deriveJailUid, inheritableFds, isRoot, readProcStat } from './host.js';
-import { buildJailPlan, checkRequest, readHardLimits, resolveMounts, type JailPlan, type JailTools } from './plan.js';
+import { buildJailPlan, checkRequest, reachableBy, readHardLimits, resolveMounts, type JailPlan, type JailTools } from './plan.js';
 import type { SeccompArch } from './seccomp.js';
 import type { JailRequest } from './types.js';
 
@@ -23,18 +23,48 @@ export interface Launch {
 }
 
 const STAGE_PREFIX = 'comis-stage-';
-let swept = false;
+const swept = new Set<string>();
+
+/**
+ * Where a stage directory goes. bubblewrap opens the stage's placeholders as
+ * its bind sources after setpriv, as the jail uid, so the jail uid must be able
+ * to search its way into the parent: $TMPDIR first, and when that is private
+ * (a 0700 TMPDIR, as careful operators and CI runners set it) /tmp. The
+ * parent must also be one nobody else can rename entries in (not group or
+ * world writable, or sticky like /tmp), else another user could swap the
+ * stage for a directory of their own between its creation and the bind.
+ * Exported for the tests.
+ */
+export function stageParent(hostUid: number): string {
+  const tried: string[] = [];
+  for (const dir of [...new Set([tmpdir(), '/tmp'])]) {
+    tried.push(dir);
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      continue;
+    }
+    if (!st.isDirectory()) continue;
+    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) continue;
+    if (st.uid !== 0 && st.uid !== process.geteuid?.()) continue;
+    // reachableBy checks the directories on the way to a path: a name inside `dir` checks `dir` itself too.
+    if (reachableBy(join(dir, 'x'), hostUid, hostUid)) return dir;
+  }
+  throw new ComisError('SANDBOX_UNAVAILABLE', `No directory to stage the jail's binds in: ${tried.join(' and ')} cannot be searched by jail uid ${hostUid} (or can be rewritten by other users).`, {
+    hint: 'Point TMPDIR at a directory every user may search (mode 0711 or 1777, owned by root), or keep the workspace and interpreters where the jail uid can reach them.',
+  });
+}
 
 /**
  * Removes stage directories left by comis processes that died without
- * cleaning up (SIGKILL). Once per process; only directories named after a
- * dead pid and owned by us, never following a symlink, so a name planted in
- * a shared /tmp cannot steer it.
+ * cleaning up (SIGKILL). Once per process and parent; only directories named
+ * after a dead pid and owned by us, never following a symlink, so a name
+ * planted in a shared /tmp cannot steer it.
  */
-function sweepStaleStages(): void {
-  if (swept) return;
-  swept = true;
-  const dir = tmpdir();
+function sweepStaleStages(dir: string): void {
+  if (swept.has(dir)) return;
+  swept.add(dir);
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -101,8 +131,9 @@ export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompA
   };
   try {
     if (mounts.some((m) => m.staged)) {
-      sweepStaleStages();
-      stageDir = mkdtempSync(join(tmpdir(), `${STAGE_PREFIX}${process.pid}-`));
+      const parent = stageParent(hostUid);
+      sweepStaleStages(parent);
+      stageDir = mkdtempSync(join(parent, `${STAGE_PREFIX}${process.pid}-`));
       chmodSync(stageDir, 0o711);
     }
     const plan = buildJailPlan(req, mounts, {
