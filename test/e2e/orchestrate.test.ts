@@ -51,7 +51,7 @@ console.log('ok', JSON.stringify(top));
 `,
     );
     const res = h.run(['orchestrate', script], { env: { TMPDIR: priv } });
-    expect(res.stderr).toBe('');
+    expect(res.stderr).toMatch(SUCCESS_LINE);
     expect(res.status).toBe(0);
     expect(res.stdout).toBe('ok [{"m":999}]\n');
     expect(readdirSync(priv)).toEqual([]);
