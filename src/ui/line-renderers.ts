@@ -26,7 +26,7 @@ export function formatPlainLine(event: CoordinatorEvent, childOf: (runId: string
     case 'child:finished': {
       const why = event.failureClass ?? event.errorCode;
       const ref = event.resultRef ? `, result ${event.resultRef.bytes}B ${event.resultRef.kind}` : '';
-      return `[${event.childId}] ${WORDS[event.state]}${why ? ` (${why})` : ''} after ${event.durationMs} ms, ${event.stepsExecuted} steps${ref}; lead context ${event.leadContextChars} chars\n`;
+      return `[${event.childId}] ${WORDS[event.state]}${why ? ` (${why})` : ''} after ${event.durationMs} ms, ${event.stepsExecuted} tool call${event.stepsExecuted === 1 ? '' : 's'}${ref}; lead context ${event.leadContextChars} chars\n`;
     }
     case 'plan:finished': {
       const t = event.totals;

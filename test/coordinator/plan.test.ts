@@ -90,7 +90,7 @@ describe('summaries', () => {
     const ref = { ref: 'workspaces/l--a/comis-results/r-1.stdout', bytes: 12, kind: 'text' };
     expect(drillInLine(ref)).toBe('Full result (drill in with read/grep/jq): workspaces/l--a/comis-results/r-1.stdout (12B, text)');
     expect(announce({ childId: 'a', state: 'done', durationMs: 5, stepsExecuted: 1, summary: 'ok', resultRef: ref })).toBe(
-      `[a] done in 5 ms, 1 step\nok\n${drillInLine(ref)}\n`,
+      `[a] done in 5 ms, 1 tool call\nok\n${drillInLine(ref)}\n`,
     );
   });
 });

@@ -180,7 +180,7 @@ describe('comis run', () => {
     const plan = writePlan('children:\n  - id: oops\n    language: py\n    inline: |\n      import sys\n      print("bad \\x1b]0;title\\x07 input", file=sys.stderr)\n      sys.exit(5)\n');
     const res = h.run(['run', plan]);
     expect(res.status).toBe(1);
-    expect(res.stdout).toMatch(/^\[oops\] FAILED \(nonzero_exit\) after \d+ ms, 0 steps, result 0B text; lead context \d+ chars\n\[oops\] stderr \(last \d+ chars\):\n {2}\| bad \\x1b\]0;title\\x07 input\n/m);
+    expect(res.stdout).toMatch(/^\[oops\] FAILED \(nonzero_exit\) after \d+ ms, 0 tool calls, result 0B text; lead context \d+ chars\n\[oops\] stderr \(last \d+ chars\):\n {2}\| bad \\x1b\]0;title\\x07 input\n/m);
     expect(res.stdout).not.toContain('\x1b');
   });
 

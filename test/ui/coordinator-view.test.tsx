@@ -162,7 +162,7 @@ describe('CoordinatorApp', () => {
 describe('line renderers', () => {
   it('plain lines and NDJSON of the same events', () => {
     expect(formatPlainLine(started)).toContain('denied capabilities (the lead lacks them; children run without): write: orch:write');
-    expect(formatPlainLine(fin('slow', 'timed_out', { failureClass: 'timeout' }))).toBe('[slow] TIMED OUT (timeout) after 1500 ms, 2 steps; lead context 321 chars\n');
+    expect(formatPlainLine(fin('slow', 'timed_out', { failureClass: 'timeout' }))).toBe('[slow] TIMED OUT (timeout) after 1500 ms, 2 tool calls; lead context 321 chars\n');
     const line = formatNdjson(events[3]!);
     expect(line.endsWith('\n')).toBe(true);
     expect(JSON.parse(line)).toEqual(events[3]);

@@ -47,6 +47,6 @@ const STATE_WORDS: Record<ChildState, string> = {
 
 /** The whole announcement the lead's context grows by for one child. */
 export function announce(a: { childId: string; state: ChildState; durationMs: number; stepsExecuted: number; detail?: string | undefined; summary: string; resultRef?: ResultRefInfo | undefined }): string {
-  const head = `[${a.childId}] ${STATE_WORDS[a.state]}${a.detail ? ` (${a.detail})` : ''} in ${a.durationMs} ms, ${a.stepsExecuted} step${a.stepsExecuted === 1 ? '' : 's'}`;
+  const head = `[${a.childId}] ${STATE_WORDS[a.state]}${a.detail ? ` (${a.detail})` : ''} in ${a.durationMs} ms, ${a.stepsExecuted} tool call${a.stepsExecuted === 1 ? '' : 's'}`;
   return [head, ...(a.summary ? [a.summary] : []), ...(a.resultRef ? [drillInLine(a.resultRef)] : [])].join('\n') + '\n';
 }
