@@ -1,6 +1,7 @@
 import { Command, Errors, Flags } from '@oclif/core';
 
 import { comisHome } from '../lib/config/paths.js';
+import { setupColor } from './color.js';
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import { configureLogging, flagNamesOf, logCommandEnd, logCommandStart } from '../lib/obs/logger.js';
 import { redactSecrets } from '../lib/obs/output-guard.js';
@@ -27,6 +28,11 @@ export abstract class BaseCommand extends Command {
       helpGroup: 'GLOBAL',
       default: false,
     }),
+    color: Flags.boolean({
+      description: 'Colour human output: --color forces it, --no-color turns it off (default: on a terminal unless NO_COLOR is set; FORCE_COLOR forces it; never in --json).',
+      helpGroup: 'GLOBAL',
+      allowNo: true,
+    }),
   };
 
   protected warnings: string[] = [];
@@ -36,6 +42,7 @@ export abstract class BaseCommand extends Command {
   override async init(): Promise<void> {
     await super.init();
     this.startedAt = Date.now();
+    await setupColor(this.argv);
     const problem = configureLogging({ home: comisHome(), verbose: this.argv.includes('--verbose') });
     if (problem) this.addWarning(problem);
     logCommandStart(this.id ?? '', flagNamesOf(this.argv));

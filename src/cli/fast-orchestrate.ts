@@ -57,6 +57,8 @@ export async function tryFastOrchestrate(argv: string[]): Promise<boolean> {
     warnings.push(text);
     if (!parsed.json) process.stderr.write(`Warning: ${text}\n`);
   };
+  const { setupColor } = await import('./color.js');
+  await setupColor(argv);
   const { configureLogging } = await import('../lib/obs/logger.js');
   const { comisHome } = await import('../lib/config/paths.js');
   const problem = configureLogging({ home: comisHome(), verbose: argv.includes('--verbose') });

@@ -5,6 +5,7 @@
  */
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import { redactSecrets, redactValue } from '../lib/obs/output-guard.js';
+import { errStyle } from './color.js';
 
 /** The `--json` envelope on success (or on a completed command with a negative answer). */
 export interface JsonSuccess<T> {
@@ -40,7 +41,8 @@ export function writeError(err: ComisError, json: boolean, ndjson = false): Exit
     if (err.details) body.error.details = redactValue(err.details);
     process.stdout.write(ndjson ? `${JSON.stringify(body)}\n` : formatJson(body));
   } else {
-    process.stderr.write(`Error [${err.code}]: ${message}\n${hint ? `Hint: ${hint}\n` : ''}`);
+    const style = errStyle();
+    process.stderr.write(`${style.bad(`Error [${err.code}]:`)} ${message}\n${hint ? `${style.dim('Hint:')} ${hint}\n` : ''}`);
   }
   return err.exitCode;
 }

@@ -55,7 +55,8 @@ KEY is a session key or a run id (r-…). Exit codes: 0 report printed (whatever
     }
     if (!this.jsonEnabled()) {
       const { renderExplainText } = await import('../lib/obs/render.js');
-      process.stdout.write(redactSecrets(renderExplainText(report)));
+      const { outStyle } = await import('../cli/color.js');
+      process.stdout.write(redactSecrets(renderExplainText(report, outStyle())));
     }
     return report;
   }

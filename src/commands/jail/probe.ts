@@ -1,4 +1,5 @@
 import { BaseCommand } from '../../cli/base-command.js';
+import { outStyle } from '../../cli/color.js';
 import { ExitCode } from '../../lib/errors.js';
 import type { ProbeReport, RuntimePart } from '../../lib/jail/probe.js';
 
@@ -9,7 +10,8 @@ const PROVIDER_NAMES: Record<ProbeReport['provider'], string> = {
 };
 
 function mark(ok: boolean | undefined): string {
-  return ok === undefined ? '  -   ' : ok ? '  ok  ' : '  FAIL';
+  const style = outStyle();
+  return ok === undefined ? style.dim('  -   ') : ok ? style.good('  ok  ') : style.bad('  FAIL');
 }
 
 function runtimeLine(p: RuntimePart): string {
@@ -28,7 +30,7 @@ function render(r: ProbeReport, verbose: boolean): string {
   const lines: string[] = [];
   const name = PROVIDER_NAMES[r.provider];
   const head = r.provider === 'none' ? 'Sandbox provider: none' : `Sandbox provider: ${name}${r.version ? ` ${r.version}` : ''}${r.binary ? ` (${r.binary})` : ''}`;
-  lines.push(`${head}: ${r.working ? 'working' : 'NOT working'}`);
+  lines.push(`${head}: ${r.working ? outStyle().good('working') : outStyle().bad('NOT working')}`);
   if (r.runAs) {
     lines.push(r.runAs.root ? '  comis runs as root: the jail drops to a dedicated unprivileged uid (setpriv) before bubblewrap' : '  the jail runs as your own uid inside its own user namespace');
   }

@@ -85,7 +85,8 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
       return `${JSON.stringify(toSarif(report, { toolVersion: this.config.version }), null, 2)}\n`;
     }
     const { renderGithub, renderPretty } = await import('../../lib/skills/report-text.js');
-    return format === 'github' ? renderGithub(report) : renderPretty(report);
+    const { outStyle } = await import('../../cli/color.js');
+    return format === 'github' ? renderGithub(report) : renderPretty(report, outStyle());
   }
 
   private async sanitize(paths: string[], stdin: string | undefined): Promise<unknown> {

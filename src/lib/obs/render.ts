@@ -4,6 +4,7 @@
  * terminal); the commands write them to stdout. The same content-free
  * report is behind `--json`, so the text adds nothing the JSON lacks.
  */
+import { PLAIN_STYLE, type TextStyle } from '../style.js';
 import type { ExplainReport, ExplainRunEntry } from './explain.js';
 import type { FleetReport } from './fleet.js';
 
@@ -60,10 +61,10 @@ function refs(entry: ExplainRunEntry): string {
   return `${entry.resultRefs.count} (${formatBytes(entry.resultRefs.bytes)}${saved})`;
 }
 
-export function renderExplainText(report: ExplainReport): string {
+export function renderExplainText(report: ExplainReport, style: TextStyle = PLAIN_STYLE): string {
   const v = report.likelyRootCause;
   const out: string[] = [];
-  out.push(v.code === 'none' ? `Verdict: no failure (${v.detail})` : `Verdict: ${v.code} [${v.signal}]: ${v.detail}`);
+  out.push(v.code === 'none' ? `${style.good('Verdict: no failure')} (${v.detail})` : `${style.bad(`Verdict: ${v.code}`)} [${v.signal}]: ${v.detail}`);
   for (const step of v.nextSteps) out.push(`  next: ${step}`);
   out.push('');
   const what = report.scope === 'run' ? `Run ${report.orchestrate[0]?.runId ?? ''} in session ${report.sessionKey}` : `Session ${report.sessionKey}`;

@@ -1,18 +1,23 @@
 /**
- * Human and CI text renderings of a scan report. Plain strings (no colour,
- * no terminal calls); every excerpt is already display-safe (invisible and
+ * Human and CI text renderings of a scan report. No terminal calls: colour, if
+ * any, comes from the TextStyle the caller passes; every excerpt is already display-safe (invisible and
  * bidi characters shown as <U+XXXX>), so printing cannot reorder or hide text.
  */
+import { PLAIN_STYLE, type TextStyle } from '../style.js';
 import type { ReportFinding, ScanReport } from './scan-paths.js';
 
 /** Grouped by file; each finding with its line, rule and message, the line, and a caret under the match. */
-export function renderPretty(report: ScanReport): string {
+export function renderPretty(report: ScanReport, style: TextStyle = PLAIN_STYLE): string {
+  const severity = (sev: string): string => {
+    const padded = sev.padEnd(8);
+    return sev === 'CRITICAL' ? style.bad(padded) : sev === 'WARN' ? style.warn(padded) : style.dim(padded);
+  };
   const out: string[] = [];
   for (const file of report.files) {
     if (file.findings.length === 0) continue;
     out.push(file.path);
     for (const f of file.findings) {
-      out.push(`  ${f.lineNumber}:${f.column}  ${f.severity.padEnd(8)} ${f.ruleId}  ${f.message}`);
+      out.push(`  ${f.lineNumber}:${f.column}  ${severity(f.severity)} ${f.ruleId}  ${f.message}`);
       if (f.excerpt.text) {
         const gutter = `${' '.repeat(String(f.lineNumber).length)}`;
         out.push(`    ${gutter} | ${f.excerpt.text}`);
@@ -22,7 +27,7 @@ export function renderPretty(report: ScanReport): string {
     out.push('');
   }
   const s = report.summary;
-  const verdict = s.failed ? `FAIL (findings at or above --fail-on ${report.failOn})` : 'ok';
+  const verdict = s.failed ? style.bad(`FAIL (findings at or above --fail-on ${report.failOn})`) : style.good('ok');
   out.push(
     `${s.files} file${s.files === 1 ? '' : 's'} scanned: ${s.findings} finding${s.findings === 1 ? '' : 's'} (${s.critical} critical, ${s.warn} warn, ${s.spec} of them spec)` +
       `${s.suppressed > 0 ? `, ${s.suppressed} suppressed` : ''} — ${verdict}`,
