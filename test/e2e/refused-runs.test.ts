@@ -6,6 +6,7 @@
  * refusal with its content-free reason. Run `npm run build:fast` first.
  */
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
@@ -15,6 +16,7 @@ import { RunRefusedError, runOrchestrate } from '../../src/lib/orchestrate/runne
 import { parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { schemaValidator } from '../obs/schema.js';
+import { tempDir } from '../helpers/temp.js';
 
 const validateExplain = schemaValidator('explain');
 const validateFleet = schemaValidator('fleet');
@@ -187,5 +189,29 @@ describe('runs refused before they start', () => {
       expect(refused.refusal).toMatchObject({ sessionKey: 's-child', agentId: 'default', parentRunId: 'p-1', language: 'js', code: 'CAPABILITY_DENIED', reason: 'capability_missing', capabilities: ['orch:read'], tools: ['grep'] });
       expect(refused.refusal.runId).toMatch(/^r-[0-9a-f]{12}$/);
     }
+  });
+});
+
+describe('coordinator children refused before they start', () => {
+  it('a `comis run` child whose script calls the dark write surface is recorded as a refused run of the plan session (control: its sibling ran)', () => {
+    const h = makeHome();
+    const plan = join(tempDir('comis-plan-'), 'plan.yaml');
+    writeFileSync(
+      plan,
+      'children:\n' +
+        '  - id: writer\n    language: js\n    capabilities: [orch:read, orch:write]\n    inline: |\n      const { comis_tools } = require(\'./comis_tools.js\');\n      comis_tools.write({ path: \'out.txt\', content: \'x\' }).then(() => console.log(\'SUMMARY: wrote\'));\n' +
+        '  - id: reader\n    language: js\n    inline: "console.log(\'SUMMARY: read ok\')"\n',
+    );
+    const res = h.run(['run', plan, '--session', 'plan-refusal', '--json']);
+    const lines = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type?: string; childId?: string; state?: string; errorCode?: string });
+    const finished = lines.filter((l) => l.type === 'child:finished');
+    expect(finished.find((l) => l.childId === 'reader')).toMatchObject({ state: 'done' });
+    expect(finished.find((l) => l.childId === 'writer')).toMatchObject({ state: 'failed', errorCode: 'CAPABILITY_DENIED' });
+    const explained = parseJson(h.run(['explain', 'plan-refusal', '--json']).stdout).result;
+    const refused = explained.orchestrate.filter((e: { outcome: string }) => e.outcome === 'refused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ refusal: { code: 'CAPABILITY_DENIED', reason: 'surface_disabled', tools: ['write'] } });
+    // The sibling is a real run of the same session.
+    expect(explained.orchestrate.some((e: { outcome: string }) => e.outcome === 'success')).toBe(true);
   });
 });

@@ -25,6 +25,7 @@ import { workspacesDir } from '../config/paths.js';
 import { ComisError } from '../errors.js';
 import { assertGetsOrchestrate } from '../policy/surface.js';
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
+import type { RefusalRecord } from '../store/runs.js';
 import { detectKind } from '../resultref/materialize.js';
 import { CHILD_STATES, type ChildState, type CoordinatorEvent, type PlannedChild, type ResultRefInfo } from './events.js';
 import type { Plan, PlanChild } from './plan.js';
@@ -45,6 +46,8 @@ export interface RunPlanOptions {
   onEvent?: (event: CoordinatorEvent) => void;
   /** Each finished child run's record, to store (content-free). */
   onChildRun?: (outcome: OrchestrateOutcome) => void;
+  /** A child refused before it started (pre-flight, policy, approval): its content-free record, to store as a refused run. */
+  onChildRefused?: (refusal: RefusalRecord) => void;
   /**
    * A failed child's redacted, terminal-escaped stderr tail, right after its
    * child:finished event. Content, so never an event (events are stored and
@@ -289,6 +292,12 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       }
     } catch (err) {
       fork?.stop();
+      // A refusal before the start (RunRefusedError, not imported: the runner loads lazily) carries its record.
+      const refusal = err instanceof ComisError ? (err as ComisError & { refusal?: RefusalRecord }).refusal : undefined;
+      if (refusal) {
+        r.runId = refusal.runId;
+        options.onChildRefused?.(refusal);
+      }
       r.state = 'failed';
       r.durationMs = Date.now() - t0;
       r.errorCode = err instanceof ComisError ? err.code : 'INTERNAL';

@@ -5,13 +5,15 @@
  * runs with parent_run_id = the plan run id, so `explain` lists them.
  */
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
-import { recordRun, touchSession } from '../store/runs.js';
+import { recordRefusal, recordRun, touchSession, type RefusalRecord } from '../store/runs.js';
 import type { Database } from '../store/store.js';
 import type { CoordinatorEvent } from './events.js';
 
 export interface PlanEventLog {
   append(event: CoordinatorEvent): void;
   recordChildRun(outcome: OrchestrateOutcome): void;
+  /** A child refused before it started: stored as a refused run (content-free). */
+  recordChildRefusal(refusal: RefusalRecord): void;
 }
 
 /** A sink writing events to the store; each write is one small statement. */
@@ -46,6 +48,9 @@ export function createPlanEventLog(db: Database): PlanEventLog {
     },
     recordChildRun(outcome) {
       recordRun(db, outcome.record, outcome.audit);
+    },
+    recordChildRefusal(refusal) {
+      recordRefusal(db, refusal);
     },
   };
 }

@@ -61,6 +61,7 @@ export async function executeRunPlan(input: ExecuteRunInput): Promise<PlanRunRes
         input.onEvent(e);
       },
       onChildRun: guarded(log?.recordChildRun),
+      onChildRefused: guarded(log?.recordChildRefusal),
       onChildDetail: input.onChildDetail,
     });
   } finally {
