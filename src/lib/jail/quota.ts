@@ -229,6 +229,9 @@ export function watchQuota(
     }, wait);
     timer.unref();
   };
+  // Start the measuring thread now, while the jail starts: a short run's final check then finds it
+  // ready instead of paying a worker's start-up (tens of ms) after the script has exited.
+  measurer = new Measurer();
   loop(intervalMs);
   return {
     stop: () => {
