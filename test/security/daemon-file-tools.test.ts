@@ -24,30 +24,11 @@ import { writeTool } from '../../src/lib/tools/write.js';
 import { parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
+import { toolContext } from '../helpers/tool-context.js';
 
 const isRoot = process.getuid?.() === 0;
 
-function context(): ToolContext & { outside: string } {
-  const base = realpathSync(tempDir());
-  const ws = join(base, 'ws');
-  const writes = join(base, 'run', 'results', 'writes');
-  const outside = join(base, 'outside');
-  mkdirSync(ws);
-  mkdirSync(writes, { recursive: true });
-  mkdirSync(outside);
-  writeFileSync(join(outside, 'secret.txt'), 'TOP-SECRET-HOST-FILE\n');
-  return {
-    runId: 'r',
-    agentId: 'a',
-    workspaceReal: ws,
-    jail: { uid: process.getuid!(), gid: process.getgid!() },
-    jailWorkspace: '/workspace',
-    writesDir: writes,
-    maxReadBytes: 1024 * 1024,
-    budget: { remainingBytes: 1024 * 1024 },
-    outside,
-  };
-}
+const context = (): ToolContext & { outside: string } => toolContext(1024 * 1024);
 
 /** A process blocked opening `fifo` for writing; `released()` tells whether its open returned. */
 function blockedWriter(fifo: string): { released: () => boolean; marker: string; stop: () => void } {

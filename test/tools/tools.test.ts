@@ -10,18 +10,9 @@ import { readTool } from '../../src/lib/tools/read.js';
 import { writeTool } from '../../src/lib/tools/write.js';
 import { splitConfined } from '../../src/lib/confine/index.js';
 import { tempDir } from '../helpers/temp.js';
+import { toolContext } from '../helpers/tool-context.js';
 
-function context(): ToolContext & { outside: string } {
-  const base = realpathSync(tempDir());
-  const ws = join(base, 'ws');
-  const writes = join(base, 'run', 'results', 'writes');
-  const outside = join(base, 'outside');
-  mkdirSync(ws);
-  mkdirSync(writes, { recursive: true });
-  mkdirSync(outside);
-  writeFileSync(join(outside, 'secret.txt'), 'TOP-SECRET-HOST-FILE\n');
-  return { runId: 'r', agentId: 'a', workspaceReal: ws, jail: { uid: process.getuid!(), gid: process.getgid!() }, jailWorkspace: '/workspace', writesDir: writes, maxReadBytes: 1024 * 1024, budget: { remainingBytes: 1000 }, outside };
-}
+const context = (): ToolContext & { outside: string } => toolContext(1000);
 
 describe('read', () => {
   it('reads a line slice of a workspace file', async () => {
