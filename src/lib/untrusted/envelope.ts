@@ -1,0 +1,121 @@
+/**
+ * Content from outside (web pages, search results, MCP results, resumed
+ * checkpoints) is DATA: a jailed script reads it, and whatever the script
+ * prints may reach a model, so the text must never be able to pose as our own
+ * framing. Two steps, always in this order:
+ *
+ *  1. `sanitizeUntrustedText` removes what a reader cannot see but a model
+ *     does: Unicode tag characters (U+E0000–U+E007F, "ASCII smuggling"), bidi
+ *     controls and overrides, zero-width and other invisible format
+ *     characters, and C0/C1 control characters except tab, newline and CR;
+ *     then it defuses every spelling of our envelope markers inside the text
+ *     (case, spacing, `_`/`-`, fullwidth forms after NFKC), so a page cannot
+ *     close the envelope early or open a fake "trusted" section.
+ *  2. `wrapUntrusted` frames the sanitized text in the fixed, documented
+ *     envelope (docs/security-model.md, "Content from outside"):
+ *
+ *       <<<EXTERNAL_UNTRUSTED_CONTENT id=3f9c… source=web_fetch origin="https://example.org/">>>
+ *       …the text…
+ *       <<<END_EXTERNAL_UNTRUSTED_CONTENT id=3f9c…>>>
+ *
+ *     The id is random per envelope: even a marker that survived step 1
+ *     could not name it.
+ *
+ * Structured payloads (JSON, JSONL, CSV) are not wrapped in text, or `.jq`
+ * and `.sql` could not read them; their string values still go through
+ * `sanitizeUntrustedValue`, and the handle carries `untrusted: true`.
+ */
+import { randomBytes } from 'node:crypto';
+
+export const ENVELOPE_OPEN = '<<<EXTERNAL_UNTRUSTED_CONTENT';
+export const ENVELOPE_CLOSE = '<<<END_EXTERNAL_UNTRUSTED_CONTENT';
+/** What a defused marker is replaced with (visible, so a reader sees something was there). */
+export const DEFUSED_MARKER = '[marker removed]';
+
+export interface UntrustedSource {
+  /** The tool the content came through: web_fetch, web_search, mcp:<server>.<tool>, checkpoint. */
+  source: string;
+  /** Where it came from (a URL, a server name); sanitized and quoted. */
+  origin?: string;
+}
+
+function isStripped(cp: number): boolean {
+  if (cp >= 0xe0000 && cp <= 0xe007f) return true; // tag characters
+  if (cp === 0x09 || cp === 0x0a || cp === 0x0d) return false;
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return true; // C0, DEL, C1
+  if (cp === 0x00ad || cp === 0x034f || cp === 0x061c || cp === 0x115f || cp === 0x1160 || cp === 0x17b4 || cp === 0x17b5) return true;
+  if (cp === 0x180e || cp === 0x3164 || cp === 0xffa0 || cp === 0xfeff) return true;
+  if (cp >= 0x200b && cp <= 0x200f) return true; // zero-width, LRM/RLM
+  if (cp >= 0x202a && cp <= 0x202e) return true; // bidi embeddings/overrides
+  if (cp >= 0x2060 && cp <= 0x206f) return true; // word joiner, invisible operators, bidi isolates
+  if (cp >= 0xfe00 && cp <= 0xfe0f) return true; // variation selectors
+  if (cp >= 0xe0100 && cp <= 0xe01ef) return true; // variation selectors supplement
+  if (cp >= 0xfff9 && cp <= 0xfffb) return true; // interlinear annotations
+  return false;
+}
+
+function stripInvisible(text: string): string {
+  let out = '';
+  let changed = false;
+  for (const ch of text) {
+    if (isStripped(ch.codePointAt(0)!)) {
+      changed = true;
+      continue;
+    }
+    out += ch;
+  }
+  return changed ? out : text;
+}
+
+/**
+ * Any spelling of the two marker words: `EXTERNAL_UNTRUSTED_CONTENT`,
+ * `external untrusted content`, `END-EXTERNAL…`, with any run of separators.
+ * Run after NFKC, so fullwidth letters fold to ASCII first.
+ */
+const MARKER = /(?:<{2,}\s*)?(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^\n>]{0,80}>{2,})?/giu;
+
+/** Step 1: invisible characters out, envelope markers defused. Pure. */
+export function sanitizeUntrustedText(text: string): string {
+  const visible = stripInvisible(text.normalize('NFKC'));
+  return visible.replace(MARKER, DEFUSED_MARKER);
+}
+
+function newId(): string {
+  return randomBytes(6).toString('hex');
+}
+
+function quoteOrigin(origin: string): string {
+  const clean = sanitizeUntrustedText(origin).replace(/[\r\n]/g, ' ').replace(/"/g, '%22').replace(/>/g, '%3E');
+  return clean.length > 512 ? `${clean.slice(0, 512)}…` : clean;
+}
+
+function safeSource(source: string): string {
+  return source.replace(/[^A-Za-z0-9_.:\-]/g, '_').slice(0, 200);
+}
+
+/** Step 2: the sanitized text in the fixed envelope. */
+export function wrapUntrusted(text: string, from: UntrustedSource, id: string = newId()): string {
+  const origin = from.origin === undefined ? '' : ` origin="${quoteOrigin(from.origin)}"`;
+  const head = `${ENVELOPE_OPEN} id=${id} source=${safeSource(from.source)}${origin}>>>`;
+  const body = sanitizeUntrustedText(text);
+  return `${head}\n${body}${body.endsWith('\n') ? '' : '\n'}${ENVELOPE_CLOSE} id=${id}>>>`;
+}
+
+/**
+ * Structured data from outside: every string (keys too) sanitized, the shape
+ * kept. Depth-bounded so a hostile document cannot recurse us into a stack
+ * overflow (JSON.parse output is already finite; this bounds our own walk).
+ */
+export function sanitizeUntrustedValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return sanitizeUntrustedText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 256) return null;
+  if (Array.isArray(value)) return value.map((v) => sanitizeUntrustedValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const key = sanitizeUntrustedText(k);
+    if (key === '__proto__') continue;
+    out[key] = sanitizeUntrustedValue(v, depth + 1);
+  }
+  return out;
+}
