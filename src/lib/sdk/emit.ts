@@ -88,10 +88,12 @@ function model(table: readonly ToolSpec[]): ToolModel[] {
 export function emitSdk(lang: SdkLang = 'all', table: readonly ToolSpec[] = TOOL_MAP): Map<string, string> {
   const tools = model(table);
   const out = new Map<string, string>();
-  if (lang === 'ts' || lang === 'all') out.set('comis_tools.ts', emitTs(tools));
+  // .ts, .js and .d.ts all derive from the one filled TS runtime.
+  const ts = lang === 'py' ? undefined : tsFlavour(tools);
+  if (lang === 'ts' || lang === 'all') out.set('comis_tools.ts', `// ${HEADER}\n${ts!.source}`);
   if (lang === 'js' || lang === 'all') {
-    out.set('comis_tools.js', emitJs(tools));
-    out.set('comis_tools.d.ts', emitDts(tools));
+    out.set('comis_tools.js', emitJs(ts!.source));
+    out.set('comis_tools.d.ts', emitDts(ts!.apiTypes));
   }
   if (lang === 'py' || lang === 'all') out.set('comis_tools.py', emitPy(tools));
   return out;
@@ -193,18 +195,14 @@ function tsFlavour(tools: ToolModel[]): { source: string; apiTypes: string } {
   return splitApiTypes(fillRegions(RUNTIME_FILES.ts, '//', tsFills(tools)));
 }
 
-function emitTs(tools: ToolModel[]): string {
-  return `// ${HEADER}\n${tsFlavour(tools).source}`;
-}
-
 /**
  * The JS flavour is the TS flavour with its types stripped by esbuild, then
  * turned into CommonJS with named `exports.X = X` lines (what Node's ESM
  * loader detects, so `import { comis_tools }` works as well as `require`).
  * esbuild re-prints the code: comments go, the behaviour stays.
  */
-function emitJs(tools: ToolModel[]): string {
-  const { code } = transformSync(tsFlavour(tools).source, {
+function emitJs(tsSource: string): string {
+  const { code } = transformSync(tsSource, {
     loader: 'ts',
     format: 'esm',
     target: 'es2022',
@@ -221,8 +219,7 @@ function emitJs(tools: ToolModel[]): string {
   return `'use strict';\n// ${HEADER}\n${body}${names.map((n) => `exports.${n} = ${n};\n`).join('')}`;
 }
 
-function emitDts(tools: ToolModel[]): string {
-  const { apiTypes } = tsFlavour(tools);
+function emitDts(apiTypes: string): string {
   const decls = fillRegions(RUNTIME_FILES.dts, '//', { 'source-note': '', 'api-types': apiTypes, conformance: '' });
   return `// ${HEADER}\n${decls}`;
 }
