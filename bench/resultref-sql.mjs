@@ -70,6 +70,8 @@ try {
     outfile: bundle,
     logLevel: 'silent',
   });
+  // The child program is read beside the module that spawns it (child-program.ts): put it beside the bundle.
+  await esbuild.build({ entryPoints: [join(root, 'src/lib/resultref/duckdb/query-child.ts')], format: 'esm', platform: 'node', target: 'node20', outfile: join(work, 'query-child.js'), logLevel: 'silent' });
   const slice = await import(pathToFileURL(bundle).href);
   const apiPkg = requireFromRoot.resolve('@duckdb/node-api/package.json');
   const duck = { scopeDir: dirname(dirname(apiPkg)), version: requireFromRoot(apiPkg).version };
