@@ -175,8 +175,34 @@ export interface QueryRequest {
 
 const RESULTS_HINT = " (the query may read only files under results/, e.g. read_json_auto('results/ref-1.jsonl'))";
 
-/** Hands `child` its one query and turns its reply into a result. Always reaps the child and removes its files. */
-export async function dispatch(child: QueryChild, request: QueryRequest): Promise<SliceQueryResult> {
+/** What {@link dispatch} yields: the answer, and the child's end (reaped, its files removed), which may come later. */
+export interface Dispatched {
+  result: SliceQueryResult;
+  /** Settles (never rejects) once the child is reaped and its private files are gone. */
+  reaped: Promise<void>;
+}
+
+/** Resolves once a newline has arrived on the child's stdout (its reply is whole), or never. */
+function replyLine(child: QueryChild): Promise<void> {
+  return new Promise((resolveLine) => {
+    const seen = (chunk: Buffer): void => {
+      if (!chunk.includes(10)) return;
+      child.proc.stdout.removeListener('data', seen);
+      resolveLine();
+    };
+    if (child.chunks.some((c) => c.includes(10))) resolveLine();
+    else child.proc.stdout.on('data', seen);
+  });
+}
+
+/**
+ * Hands `child` its one query and turns its reply into a result. The answer
+ * is taken as soon as the reply line is whole: the child writes nothing after
+ * it and exits by itself, so waiting for its process (and its jail) to be
+ * torn down would only add latency; `reaped` tells when it is. Either way
+ * the child is killed if still alive, reaped, and its files removed.
+ */
+export async function dispatch(child: QueryChild, request: QueryRequest): Promise<Dispatched> {
   const { timeoutMs, maxOutputBytes } = request;
   child.stdoutCap = maxOutputBytes + 64 * 1024;
   let timedOut = false;
@@ -184,7 +210,6 @@ export async function dispatch(child: QueryChild, request: QueryRequest): Promis
     timedOut = true;
     child.proc.kill();
   }, timeoutMs);
-  let exit: { code: number | null; signal: NodeJS.Signals | null };
   try {
     if (child.stdoutBytes > child.stdoutCap) {
       child.overflow = true;
@@ -196,14 +221,24 @@ export async function dispatch(child: QueryChild, request: QueryRequest): Promis
   } catch {
     child.proc.kill();
   }
-  try {
-    exit = await child.exit;
-  } finally {
+  const reaped = child.exit.then(() => {
     clearTimeout(timer);
     child.proc.kill();
-    child.proc.cleanup();
-  }
+    try {
+      child.proc.cleanup();
+    } catch {
+      /* a private directory left behind is swept with the run's temp files; the answer stands */
+    }
+  });
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  await Promise.race([replyLine(child), child.exit.then((e) => void (exit = e))]);
+  clearTimeout(timer);
+  return { result: readReply(child, request, timedOut, exit), reaped };
+}
 
+/** The child's reply as a result: its whole stdout must be exactly one line of JSON so far. */
+function readReply(child: QueryChild, request: QueryRequest, timedOut: boolean, exit: { code: number | null; signal: NodeJS.Signals | null } | undefined): SliceQueryResult {
+  const { timeoutMs, maxOutputBytes } = request;
   if (child.overflow) return { code: 'output_limit', error: `the result is larger than ${maxOutputBytes} bytes; select fewer rows or columns (add LIMIT)` };
   const text = Buffer.concat(child.chunks).toString('utf8');
   let reply: Partial<{ ok: boolean; code: string; error: string; columns: string[]; rowCount: number; rows: unknown[] }> | undefined;
@@ -216,7 +251,7 @@ export async function dispatch(child: QueryChild, request: QueryRequest): Promis
   }
   if (!reply) {
     if (timedOut) return { code: 'timeout', error: `the query ran longer than ${timeoutMs} ms and was stopped` };
-    const how = exit.signal ? `was killed (${exit.signal})` : `exited with code ${exit.code}`;
+    const how = !exit ? 'wrote something that is not an answer' : exit.signal ? `was killed (${exit.signal})` : `exited with code ${exit.code}`;
     return { code: 'internal', error: `the DuckDB process ${how} without an answer` };
   }
   if (reply.ok && Array.isArray(reply.rows) && Array.isArray(reply.columns) && reply.rowCount === reply.rows.length) {

@@ -80,7 +80,9 @@ async function runCold(options: SliceQueryOptions, duck: DuckDbLocation, results
   const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
   const child = startChild(settingsOf(options, duck, resultsReal, spawnQuery, COLD_CHILD_IDLE_MS));
   if ('error' in child) return child;
-  return dispatch(child, { query: options.query, resultsDir: options.resultsDir, ...limitsOf(options), engineOnly });
+  const { result, reaped } = await dispatch(child, { query: options.query, resultsDir: options.resultsDir, ...limitsOf(options), engineOnly });
+  await reaped; // this one-shot API promises a reaped child and no files left
+  return result;
 }
 
 /**

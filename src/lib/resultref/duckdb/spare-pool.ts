@@ -82,6 +82,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
   let spareTimer: NodeJS.Timeout | undefined;
   let warming: Promise<void> | undefined;
   const discarding = new Set<Promise<void>>();
+  const reaping = new Set<Promise<void>>();
   const discard = (child: QueryChild): void => {
     const done = discardChild(child).finally(() => discarding.delete(done));
     discarding.add(done);
@@ -149,9 +150,13 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
       if ('error' in started) return started;
       child = track(started);
     }
-    const result = await dispatch(child, { query: sql, resultsDir: options.resultsDir, ...limitsOf(limits), engineOnly: false });
+    const { result, reaped } = await dispatch(child, { query: sql, resultsDir: options.resultsDir, ...limitsOf(limits), engineOnly: false });
+    // The answer is back before the child's teardown; close() still waits for it.
+    reaping.add(reaped);
+    void reaped.then(() => reaping.delete(reaped));
     if (closed) return CLOSED;
-    warm();
+    // The next spare starts once this answer is on its way: its spawn is synchronous work.
+    setImmediate(warm);
     return result;
   };
 
@@ -175,7 +180,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
       if (idle) discard(idle);
       // A query still running (say, an endless recursive CTE) dies now, not at its own deadline.
       for (const child of live) child.proc.kill();
-      await Promise.all([...discarding, ...[...live].map((c) => c.exit)]);
+      await Promise.all([...discarding, ...reaping, ...[...live].map((c) => c.exit)]);
     },
   };
 }
