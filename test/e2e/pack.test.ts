@@ -53,7 +53,7 @@ afterAll(() => {
 describe('npm pack → npm install -g', () => {
   it('ships the built CLI, its manifest and SDK assets, and no sources or tests', () => {
     const list = sh('tar', ['tzf', tarball]).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
-    for (const need of ['bin/comis.js', 'package.json', 'README.md', 'oclif.manifest.json', 'dist/commands/orchestrate.js', 'dist/sdk/comis_tools.js', 'dist/sdk/comis_tools.d.ts', 'dist/sdk/comis_tools.py', 'dist/lib/sdk/runtime/comis_tools_runtime.ts', 'dist/lib/sdk/runtime/comis_tools_declarations.ts', 'dist/lib/sdk/runtime/comis_tools_runtime.py', 'docs/config.schema.json']) {
+    for (const need of ['bin/comis.js', 'package.json', 'README.md', 'oclif.manifest.json', 'dist/commands/orchestrate.js', 'dist/sdk/comis_tools.js', 'dist/sdk/comis_tools.d.ts', 'dist/sdk/comis_tools.py', 'dist/lib/sdk/runtime/comis_tools_runtime.ts', 'dist/lib/sdk/runtime/comis_tools_declarations.ts', 'dist/lib/sdk/runtime/comis_tools_runtime.py', 'docs/config.schema.json', 'dist/lib/resultref/duckdb/query-child.js']) {
       expect(list, need).toContain(need);
     }
     expect(list.filter((p) => p.startsWith('test/') || p.startsWith('src/') || p.startsWith('bench/') || p.startsWith('node_modules/'))).toEqual([]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { footprintOf, scanJavaScript, scanPython } from '../../src/lib/orchestrate/preflight.js';
+import { footprintOf, scanJavaScript, scanPython, slicesResults } from '../../src/lib/orchestrate/preflight.js';
 import { prepareScript } from '../../src/lib/orchestrate/transpile.js';
 
 async function jsFootprint(code: string) {
@@ -47,5 +47,15 @@ describe('pre-flight scan', () => {
     );
     expect(f).toEqual({ tools: ['grep', 'read', 'write'], capabilities: ['orch:read', 'orch:write'], parsed: true });
     expect(scanPython('def (:\n', 'python3').parsed).toBe(false);
+  });
+});
+
+describe('pre-flight: does the script slice ResultRefs (pre-warm a DuckDB child)', () => {
+  it('sees .sql( and .jsonpath( in either language, and nothing else', () => {
+    expect(slicesResults("const rows = await ref.sql('SELECT 1');")).toBe(true);
+    expect(slicesResults('v = ref.jsonpath ("$.a")')).toBe(true);
+    expect(slicesResults('rows = ref.sql(\n  "SELECT 1")')).toBe(true);
+    expect(slicesResults("const r = await ref.jq('.a'); const s = 'sql'; print(ref.read())")).toBe(false);
+    expect(slicesResults('mysql(1); ref.sqlish(2)')).toBe(false);
   });
 });

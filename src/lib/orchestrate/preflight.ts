@@ -151,3 +151,14 @@ export function footprintOf(scan: { tools: Set<string>; parsed: boolean }): Foot
   }
   return { tools, capabilities: [...caps].sort(), parsed: scan.parsed };
 }
+
+/**
+ * Whether the script may slice a ResultRef with DuckDB (`.sql(` or
+ * `.jsonpath(` anywhere in its text, either language), so the run can start
+ * a hardened DuckDB child while the script boots. A plain text test on
+ * purpose: it runs for every script, a miss only costs the first query its
+ * child's start-up, and a false hit one idle child that the run's end stops.
+ */
+export function slicesResults(code: string): boolean {
+  return /\.(sql|jsonpath)\s*\(/.test(code);
+}

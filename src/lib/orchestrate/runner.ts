@@ -33,7 +33,7 @@ import { grepTool, type GrepArgs } from '../tools/grep.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
-import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
+import { footprintOf, scanJavaScript, scanPython, slicesResults, type Footprint } from './preflight.js';
 import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
 import { prepareScript, type ScriptLanguage } from './transpile.js';
@@ -335,6 +335,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   let failureClass: FailureClass | undefined;
   let exitCode: number | null = null;
   try {
+    // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.
+    if (slicesResults(prepared.code)) void getSlicer().then((x) => x.warm(), () => undefined);
     socket = await listenCapSocket({
       dir: sockDir,
       clientUid: hostUid,
@@ -411,8 +413,6 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       deadlineMs: timeoutMs,
     });
     mark('spawned');
-    // A script that slices with SQL gets a DuckDB child started while it runs.
-    if (/\.(sql|jsonpath)\s*\(/.test(prepared.code)) void getSlicer().then((x) => x.warm(), () => undefined);
     // Logged after the spawn, so loading the logger overlaps the jail's own start.
     emit({ type: 'run:started', runId, leaseId: lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });
     const timer = setTimeout(() => {

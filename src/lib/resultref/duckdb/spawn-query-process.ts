@@ -21,9 +21,11 @@
  * `read_json_auto('results/ref-1.jsonl')` resolves.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 
 import type { JailedProcess, JailRequest, ResolvedInterpreter } from '../../jail/types.js';
 
@@ -63,6 +65,12 @@ export interface QueryProcessSpec {
 
 export interface QueryProcess {
   pid: number | undefined;
+  /**
+   * A random word on the child's command line (and so on every process of its
+   * start chain: supervisor, bubblewrap, the child), naming this child's
+   * processes in /proc whoever their parent is. See {@link sweepMarked}.
+   */
+  marker: string;
   stdout: NodeJS.ReadableStream;
   stderr: NodeJS.ReadableStream;
   /** Settles when the process has exited (never rejects). */
@@ -71,7 +79,7 @@ export interface QueryProcess {
   deliver(request: string): void;
   /** SIGKILLs the process (idempotent). */
   kill(): void;
-  /** Removes the private directory; call after `exited`. */
+  /** Removes the private directory and lets go of the child's pipes; call after `exited`. */
   cleanup(): void;
 }
 
@@ -96,13 +104,27 @@ function deliverInto(dir: string): (request: string) => void {
   };
 }
 
-function wrapChild(child: ChildProcess, dir: string, cleanup: () => void): QueryProcess {
+/**
+ * Our ends of the child's pipes, closed once it is gone: whatever might still
+ * hold the other end then can keep neither data flowing nor this process's
+ * event loop alive.
+ */
+function releasePipes(...streams: NodeJS.ReadableStream[]): void {
+  for (const s of streams) (s as Readable).destroy();
+}
+
+function newMarker(): string {
+  return `comis-duckdb-${randomBytes(12).toString('hex')}`;
+}
+
+function wrapChild(child: ChildProcess, dir: string, cleanup: () => void, marker: string): QueryProcess {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('error', () => resolve({ code: null, signal: null }));
     child.once('close', (code, signal) => resolve({ code, signal }));
   });
   return {
     pid: child.pid,
+    marker,
     stdout: child.stdout!,
     stderr: child.stderr!,
     exited,
@@ -110,7 +132,10 @@ function wrapChild(child: ChildProcess, dir: string, cleanup: () => void): Query
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
-    cleanup,
+    cleanup: () => {
+      releasePipes(child.stdout!, child.stderr!);
+      cleanup();
+    },
   };
 }
 
@@ -137,14 +162,15 @@ export const spawnQueryProcessPlain: SpawnQueryProcess = (spec) => {
       requestPath: join(dir, REQUEST_FILE),
     };
     const boot = spec.boot(view);
-    const child = spawn(process.execPath, [...childNodeFlags(spec.memoryMb), program], {
+    const marker = newMarker();
+    const child = spawn(process.execPath, [...childNodeFlags(spec.memoryMb), program, marker], {
       cwd: dir,
       env: { ...CHILD_ENV },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(boot);
-    return wrapChild(child, dir, cleanup);
+    return wrapChild(child, dir, cleanup, marker);
   } catch (err) {
     cleanup();
     throw err;
@@ -210,8 +236,9 @@ export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuer
         requestPath: `${QUERY_JAIL_PATHS.childDir}/${REQUEST_FILE}`,
       };
       const boot = spec.boot(view);
+      const marker = newMarker();
       const child = jail.spawnJail({
-        command: [node.jailPath, ...childNodeFlags(spec.memoryMb), `${QUERY_JAIL_PATHS.childDir}/query-child.mjs`],
+        command: [node.jailPath, ...childNodeFlags(spec.memoryMb), `${QUERY_JAIL_PATHS.childDir}/query-child.mjs`, marker],
         mounts: [
           ...node.mounts,
           { kind: 'ro', source: spec.duckdbScopeDir, target: QUERY_JAIL_PATHS.duckdbScope },
@@ -230,20 +257,87 @@ export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuer
         stdin: Buffer.from(boot, 'utf8'),
         ...(spec.maxLifetimeMs !== undefined ? { deadlineMs: spec.maxLifetimeMs } : {}),
       });
+      let killed = false;
       return {
         pid: child.pid,
+        marker,
         stdout: child.stdout,
         stderr: child.stderr,
-        exited: child.exited.then((e) => ({ code: e.code, signal: e.signal })),
+        // A jail ended by a kill (ours, or the supervisor's at the deadline) may have been
+        // caught starting: see sweepMarked. A child that answered and exited needs no sweep.
+        exited: child.exited.then(async (e) => {
+          if (killed || e.killedBy || e.code !== 0) await sweepMarked(marker);
+          return { code: e.code, signal: e.signal };
+        }),
         deliver: deliverInto(dir),
-        kill: () => child.kill(),
-        cleanup,
+        kill: () => {
+          killed = true;
+          child.kill();
+        },
+        cleanup: () => {
+          releasePipes(child.stdout, child.stderr);
+          cleanup();
+        },
       };
     } catch (err) {
       cleanup();
       throw err;
     }
   };
+}
+
+/**
+ * SIGKILLs each live (not zombie) process whose command line holds `marker`,
+ * right after reading it (the shortest window for its pid to be reused), and
+ * says how many it found.
+ */
+function killMarked(marker: string): number {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  let found = 0;
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      if (!readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(marker)) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const state = stat.charAt(stat.lastIndexOf(')') + 2);
+      if (state === 'Z' || state === 'X') continue;
+      found++;
+      process.kill(Number(name), 'SIGKILL');
+    } catch {
+      /* gone meanwhile, or not ours to signal */
+    }
+  }
+  return found;
+}
+
+const SWEEP_POLL_MS = 10;
+const SWEEP_LIMIT_MS = 5_000;
+
+/**
+ * SIGKILLs every process still carrying `marker`, and waits (bounded) until
+ * none is left. Why: a jail killed while it was still starting can leave a
+ * process no parent-death signal reaches. bubblewrap's sandboxed child sets
+ * its own (--die-with-parent) only at the very end of its setup, after it
+ * left the supervisor's process group (--new-session); killed in that window,
+ * bubblewrap leaves that child to init, and one killed between its clone()
+ * and the write that releases the child leaves it blocked on an eventfd
+ * forever, holding the stdio pipes of comis: the run was recorded, and comis
+ * never exited. The marker finds such a process whoever its parent is by now
+ * (a supervisor, bubblewrap, init). Only this module's children carry it: a
+ * 96-bit random word per child.
+ */
+export async function sweepMarked(marker: string): Promise<void> {
+  const until = Date.now() + SWEEP_LIMIT_MS;
+  for (;;) {
+    if (killMarked(marker) === 0) return;
+    if (Date.now() > until) return;
+    await new Promise((resolveWait) => setTimeout(resolveWait, SWEEP_POLL_MS));
+  }
 }
 
 /** The default spawner: the jailed one over `src/lib/jail/spawn.ts`, loaded on first use. */
