@@ -57,7 +57,10 @@ describe('mcp config', () => {
     expect(msg).not.toContain('canary');
   });
 
-  it('refuses a non-http url and an out-of-range timeout', async () => {
+  it('refuses a non-http url, credentials in a url and an out-of-range timeout', async () => {
+    const creds = await problems('mcp:\n  servers:\n    h:\n      url: "https://u:pw-canary@example.org/mcp"\n');
+    expect(creds).toMatch(/mcp\.servers\.h\.url: .*no credentials in the URL/);
+    expect(creds).not.toContain('canary');
     const msg = await problems('mcp:\n  servers:\n    h:\n      url: "file:///etc/passwd"\n      callTimeoutMs: 900000\n');
     expect(msg).toMatch(/mcp\.servers\.h\.url: .*http/);
     expect(msg).toMatch(/mcp\.servers\.h\.callTimeoutMs: too large: must be <= 600000/);

@@ -84,6 +84,7 @@ export const mcpServerSchema = z
       .string()
       .max(4096)
       .refine((u) => /^https?:\/\//i.test(u) && URL.canParse(u), 'expected an http:// or https:// URL')
+      .refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), 'no credentials in the URL: send them as a header by reference (headersFrom)')
       .optional()
       .describe('Streamable HTTP: the endpoint of the server.'),
     headers: inlineValues('header', HEADER_NAME).optional().describe('Streamable HTTP: non-secret request headers.'),

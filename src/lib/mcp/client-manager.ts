@@ -145,7 +145,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
     } catch (err) {
       await transport.close().catch(() => undefined);
       const timedOut = /timed? ?out/i.test((err as Error).message ?? '');
-      throw new McpClientError(timedOut ? 'mcp_timeout' : 'mcp_start_failed', timedOut ? `mcp server "${name}" did not answer initialize within ${config.startupTimeoutMs} ms (mcp.servers.${name}.startupTimeoutMs)` : `mcp server "${name}" did not start: ${shortReason(err)}`);
+      throw new McpClientError(timedOut ? 'mcp_timeout' : 'mcp_start_failed', timedOut ? `mcp server "${name}" did not answer initialize within ${config.startupTimeoutMs} ms (mcp.servers.${name}.startupTimeoutMs)` : `mcp server "${name}" did not start: ${scrubUrl(name, shortReason(err))}`);
     }
     return conn;
   }
@@ -169,13 +169,21 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
 
   const requestOptions = (name: string) => ({ timeout: timeoutOf(name), ...(options.runEnded ? { signal: options.runEnded } : {}) });
 
+  /** A server's URL as messages may show it: no query (it may carry a token), no credentials. */
+  const scrubUrl = (name: string, text: string): string => {
+    const url = options.servers[name]?.url;
+    if (url === undefined || !URL.canParse(url)) return text;
+    const u = new URL(url);
+    return text.split(url).join(`${u.protocol}//${u.host}${u.pathname}`).split(u.search).join('');
+  };
+
   function translate(name: string, err: unknown, conn?: Connection): McpClientError {
     if (err instanceof McpClientError) return err;
     if (conn?.failed) return conn.failed;
     const e = err as { code?: unknown; message?: string; name?: string };
     if (e.code === -32001 || /timed? ?out/i.test(e.message ?? '')) return new McpClientError('mcp_timeout', `mcp server "${name}" did not answer within ${timeoutOf(name)} ms (mcp.servers.${name}.callTimeoutMs)`);
     if (options.runEnded?.aborted) return new McpClientError('mcp_closed', 'the run has ended');
-    return new McpClientError('mcp_error', `mcp server "${name}" answered an error: ${shortReason(err)}`);
+    return new McpClientError('mcp_error', `mcp server "${name}" answered an error: ${scrubUrl(name, shortReason(err))}`);
   }
 
   return {
