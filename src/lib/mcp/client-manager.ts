@@ -141,7 +141,8 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       conn.failed ??= new McpClientError('mcp_closed', `mcp server "${name}" stopped (it exited or closed the connection) and is not restarted within a run`);
     };
     try {
-      await client.connect(transport as never, { timeout: config.startupTimeoutMs, ...(options.runEnded ? { signal: options.runEnded } : {}) });
+      // No run signal here: connect is once per server, and closeAll() ends a start still in progress.
+      await client.connect(transport as never, { timeout: config.startupTimeoutMs });
     } catch (err) {
       await transport.close().catch(() => undefined);
       const timedOut = /timed? ?out/i.test((err as Error).message ?? '');
@@ -167,7 +168,25 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
 
   const timeoutOf = (name: string): number => options.servers[name]?.callTimeoutMs ?? 60_000;
 
-  const requestOptions = (name: string) => ({ timeout: timeoutOf(name), ...(options.runEnded ? { signal: options.runEnded } : {}) });
+  /**
+   * One request with its own AbortSignal, linked to the run's for the call's
+   * duration only: the SDK adds an abort listener per request and never
+   * removes it, so handing it the run's signal would pile up one listener per
+   * call (a leak, and each add slower than the last).
+   */
+  async function request<T>(name: string, fn: (opts: { timeout: number; signal?: AbortSignal }) => Promise<T>): Promise<T> {
+    const runEnded = options.runEnded;
+    if (!runEnded) return fn({ timeout: timeoutOf(name) });
+    const ac = new AbortController();
+    const onEnd = (): void => ac.abort();
+    if (runEnded.aborted) ac.abort();
+    else runEnded.addEventListener('abort', onEnd, { once: true });
+    try {
+      return await fn({ timeout: timeoutOf(name), signal: ac.signal });
+    } finally {
+      runEnded.removeEventListener('abort', onEnd);
+    }
+  }
 
   /** A server's URL as messages may show it: no query (it may carry a token), no credentials. */
   const scrubUrl = (name: string, text: string): string => {
@@ -196,7 +215,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
         let cursor: string | undefined;
         // Bounded pagination: a server cannot keep us listing forever.
         for (let page = 0; page < 20; page++) {
-          const res = await conn.client.listTools(cursor === undefined ? {} : { cursor }, requestOptions(server));
+          const res = await request(server, (o) => conn.client.listTools(cursor === undefined ? {} : { cursor }, o));
           tools.push(...res.tools);
           cursor = res.nextCursor;
           if (!cursor || tools.length >= 1000) break;
@@ -213,7 +232,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
     async callTool(server, tool, args) {
       const conn = await connect(server);
       try {
-        return await conn.client.callTool({ name: tool, arguments: args }, undefined, requestOptions(server));
+        return await request(server, (o) => conn.client.callTool({ name: tool, arguments: args }, undefined, o));
       } catch (err) {
         throw translate(server, err, conn);
       }
