@@ -21,7 +21,7 @@
  * those names by origin.
  */
 import type { Capability } from '../capabilities/capabilities.js';
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { sanitizeUntrustedText, sanitizeUntrustedValue } from '../untrusted/envelope.js';
 import { allowlistedServers, allowsServer, allowsTool, entryToAdd, isValidServerName, isValidToolName, type McpAllowlist } from './allowlist.js';
 

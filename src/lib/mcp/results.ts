@@ -16,7 +16,7 @@
  */
 import { closeSync, writeSync } from 'node:fs';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { createFile, ENTRY_COST_BYTES, openRoot } from '../confine/index.js';
 import type { SourceProfile } from '../policy/source-profiles.js';
 import { maybeMaterializeValue, type ResultStore } from '../resultref/materialize.js';
