@@ -46,8 +46,8 @@ export function toolProblems(file: string, text: string, tools: ReadonlySet<stri
     for (const m of line.matchAll(/comis_tools\.([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)\s*\(/g)) {
       const name = m[1]!;
       if (tools.has(name) || (m[2] === '' && SDK_BUILTINS.has(name))) continue;
-      // comis_tools.mcp.<server>.<tool>( is the runtime MCP namespace (src/lib/mcp): exactly two names after it.
-      if (name === 'mcp' && /^\.[a-z]\w*\.[A-Za-z_]\w*$/.test(m[2]!)) continue;
+      // comis_tools.mcp.<server>.<tool>( is the runtime MCP namespace (src/lib/mcp), and mcp.describe( its catalog.
+      if (name === 'mcp' && /^\.(?:describe|[a-z]\w*\.[A-Za-z_]\w*)$/.test(m[2]!)) continue;
       problems.push({ where: `${file}:${i + 1}`, what: `${m[0]} names no tool of src/lib/capabilities/tool-table.ts` });
     }
   });
