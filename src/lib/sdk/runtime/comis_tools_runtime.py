@@ -204,5 +204,78 @@ def describe(name=None):
     return dict(summary, params=full["params"], result=full["result"])
 
 
+# comis_tools.mcp.<server>.<tool>({...}): allowlisted tools of connected MCP servers, one socket call
+# each (synchronous). Names that start with "_" (dunders included) are refused, so nothing of Python's
+# own protocol (__iter__, __await__, __class__, ...) ever becomes a call; a tool name with "-" is
+# reached with [] (comis_tools.mcp.everything["get-sum"]({"a": 1, "b": 2})).
+class _McpServer(object):
+    __slots__ = ("_server",)
+
+    def __init__(self, server):
+        object.__setattr__(self, "_server", server)
+
+    # __getattribute__, not __getattr__: even attributes every object has (__class__, __dict__,
+    # __reduce__) are refused when asked for by name; Python's own slots (repr) still work.
+    def __getattribute__(self, tool):
+        if tool.startswith("_"):
+            raise AttributeError(tool)
+        return _mcp_tool(object.__getattribute__(self, "_server"), tool)
+
+    def __getitem__(self, tool):
+        if not isinstance(tool, str) or tool.startswith("__"):
+            raise KeyError(tool)
+        return _mcp_tool(object.__getattribute__(self, "_server"), tool)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("comis_tools.mcp is read-only")
+
+    def __repr__(self):
+        return "<comis_tools.mcp server " + repr(object.__getattribute__(self, "_server")) + ">"
+
+
+def _mcp_tool(server, tool):
+    def call_tool(params=None, **kwargs):
+        args = dict(params or {})
+        args.update(kwargs)
+        return _call("mcp", {"server": server, "tool": tool, "args": args}, "mcp." + server + "." + tool)
+
+    return call_tool
+
+
+_mcp_catalog = []
+
+
+def _mcp_describe():
+    """The MCP tools this agent may call, with descriptions and input schemas (fetched once per run)."""
+    if not _mcp_catalog:
+        _mcp_catalog.append(_call("mcp.describe", {}, "mcp"))
+    return [dict(t) for t in _mcp_catalog[0]]
+
+
+class _Mcp(object):
+    __slots__ = ()
+
+    def __getattribute__(self, server):
+        if server.startswith("_"):
+            raise AttributeError(server)
+        if server == "describe":
+            return _mcp_describe
+        return _McpServer(server)
+
+    def __getitem__(self, server):
+        if not isinstance(server, str) or server.startswith("_"):
+            raise KeyError(server)
+        return _McpServer(server)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("comis_tools.mcp is read-only")
+
+    def __repr__(self):
+        return "<comis_tools.mcp>"
+
+
+mcp = _Mcp()
+
+
 # @generated:begin tool-functions
 # @generated:end tool-functions

@@ -29,7 +29,50 @@ export interface ToolDescription extends ToolSummary {
 // @generated:begin tool-types
 // @generated:end tool-types
 
+/** One MCP tool this agent may call, as comis_tools.mcp.describe() lists it (fetched from its server). */
+export interface McpToolInfo {
+  server: string;
+  tool: string;
+  /** How to call it, e.g. comis_tools.mcp.everything.echo. */
+  call: string;
+  capability: string;
+  /** The server's own description (untrusted text, sanitized). */
+  description?: string;
+  /** JSON Schema of its arguments, as the server gives it (sanitized). */
+  inputSchema: Record<string, unknown>;
+  untrusted: true;
+}
+
+/** What an MCP tool returns: data from outside, never instructions. */
+export interface McpResult {
+  type: 'McpResult';
+  /** mcp:<server>.<tool> */
+  source: string;
+  /** The server's own tool-error flag. */
+  isError: boolean;
+  /** Every text part, in one untrusted-content envelope. */
+  text?: string;
+  /** The other parts as metadata: images, audio and blobs are files under results/ (`file`), never inline. */
+  content: Array<Record<string, unknown>>;
+  /** Structured content, as JSON (strings sanitized). */
+  structuredContent?: unknown;
+  /** True when text was cut at the mcp_default profile's character bound. */
+  truncated?: boolean;
+  untrusted: true;
+}
+
+/** One tool of a connected server: one capability-socket call. Over 15,000 bytes the result is a ResultRef. */
+export type McpTool = (args?: Record<string, unknown>) => Promise<McpResult | ResultRef>;
+
+/** comis_tools.mcp.<server>.<tool>(args): resolved at runtime; the socket allows only what autonomy.mcp.allow lists. */
+export type McpNamespace = {
+  /** The MCP tools this agent may call, with descriptions and input schemas (fetched once per run). */
+  describe(): Promise<McpToolInfo[]>;
+} & { readonly [server: string]: { readonly [tool: string]: McpTool } };
+
 export interface ComisTools {
+  /** Allowlisted tools of connected MCP servers: comis_tools.mcp.<server>.<tool>(args). */
+  readonly mcp: McpNamespace;
   /** Every tool: name, capability and a one-line summary (cheap to enumerate). */
   describe(): ToolSummary[];
   /** One tool in full, with the JSON Schemas of its parameters and result (loaded on demand). */
@@ -273,7 +316,52 @@ function describe(name?: string): ToolSummary[] | ToolDescription | undefined {
   return { ...summary, params: full.params, result: full.result };
 }
 
+/**
+ * Property names the MCP proxy never turns into a call: thenables (so
+ * `await comis_tools.mcp.server` calls nothing), JSON, prototypes, Node's
+ * inspect, and every symbol. They read as undefined.
+ */
+const MCP_INERT = new Set(['then', 'catch', 'finally', 'toJSON', 'constructor', 'prototype', '__proto__', 'inspect', 'valueOf', 'toString', 'toLocaleString', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'asymmetricMatch', '$$typeof', 'nodeType', 'length', 'name', 'call', 'apply', 'bind']);
+const mcpInert = (key: string | symbol): key is symbol => typeof key === 'symbol' || MCP_INERT.has(key) || key.startsWith('__');
+
+/** A proxy with nothing of its own: no keys, no prototype, not writable; `get` alone answers. */
+function inertProxy<T extends object>(get: (key: string) => unknown): T {
+  return new Proxy(Object.create(null) as T, {
+    get: (_target, key) => (mcpInert(key) ? undefined : get(key)),
+    has: () => false,
+    ownKeys: () => [],
+    getOwnPropertyDescriptor: () => undefined,
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+    getPrototypeOf: () => null,
+    setPrototypeOf: () => false,
+  });
+}
+
+let mcpCatalog: Promise<McpToolInfo[]> | undefined;
+function mcpDescribe(): Promise<McpToolInfo[]> {
+  // Cached for the run; a failure is not (a later call asks again).
+  mcpCatalog ??= (call('mcp.describe', {}, 'mcp') as Promise<McpToolInfo[]>).catch((err: unknown) => {
+    mcpCatalog = undefined;
+    throw err;
+  });
+  return mcpCatalog;
+}
+
+const mcpServers = new Map<string, { readonly [tool: string]: McpTool }>();
+const mcp: McpNamespace = inertProxy<McpNamespace>((server) => {
+  if (server === 'describe') return mcpDescribe;
+  let tools = mcpServers.get(server);
+  if (!tools) {
+    tools = inertProxy<{ readonly [tool: string]: McpTool }>((tool) => (args?: Record<string, unknown>) => call('mcp', { server, tool, args: args ?? {} }, 'mcp.' + server + '.' + tool) as Promise<McpResult | ResultRef>);
+    mcpServers.set(server, tools);
+  }
+  return tools;
+});
+
 export const comis_tools: ComisTools = {
+  mcp,
   describe,
   // @generated:begin tool-methods
   // @generated:end tool-methods
