@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { transformSync } from 'esbuild';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 
 import { TOOL_MAP, type ToolSpec } from '../capabilities/tool-map.js';
@@ -202,6 +202,8 @@ function tsFlavour(tools: ToolModel[]): { source: string; apiTypes: string } {
  * esbuild re-prints the code: comments go, the behaviour stays.
  */
 function emitJs(tsSource: string): string {
+  // Loaded here, not at import: only a JS emit pays for esbuild's service.
+  const { transformSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
   const { code } = transformSync(tsSource, {
     loader: 'ts',
     format: 'esm',
