@@ -1,63 +1,110 @@
 /**
  * The verdict cache: a *working* detection kept in `$COMIS_HOME/cache`, so
  * that a CLI invocation does not pay for the smoke test each time.
+ *
+ * Checking it is a handful of stats: the entry records the exact tool paths
+ * the detection resolved (the ones every spawn then uses) with their inode,
+ * size, mtime and ctime, and the facts the verdict depends on (comis version,
+ * PATH, kernel, arch, who we run as, the user-namespace sysctls). The first
+ * difference re-runs the smoke test: an upgrade of comis, a swapped or
+ * reinstalled bubblewrap or helper, a changed PATH, a new kernel.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
+import { comisVersion } from '../version.js';
 import type { Detection } from './detect.js';
-import { findHelper, findOnPath } from './host.js';
 import { readUsernsFacts } from './userns.js';
 
 /** A verified detection is trusted for this long before the smoke test runs again. */
 export const DETECTION_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
-/**
- * What must be unchanged for a cached detection to stand: the binaries
- * (path, inode, size, mtime), the kernel, who we run as, and the user
- * namespace sysctls. Anything else changing re-runs the smoke test.
- */
-function detectionFingerprint(): string | undefined {
-  const bwrap = findOnPath('bwrap');
-  if (!bwrap) return undefined;
-  const files = [bwrap, findHelper('prlimit'), findHelper('setpriv'), findHelper('timeout'), findHelper('unshare'), findHelper('mount')].map((f) => {
-    if (!f) return '-';
-    try {
-      const st = statSync(f);
-      return `${f}:${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch {
-      return `${f}:?`;
-    }
-  });
-  return JSON.stringify({ v: 2, files, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
+const ENTRY_VERSION = 3;
+
+/** What the entry's facts are compared against; tests override one at a time. */
+export interface VerdictContext {
+  comisVersion: string;
+  pathEnv: string;
+  now: number;
+}
+
+function currentContext(over: Partial<VerdictContext> = {}): VerdictContext {
+  return { comisVersion: comisVersion(), pathEnv: process.env.PATH ?? '', now: Date.now(), ...over };
+}
+
+/** Identity of one file as stat sees it; a replaced binary has another inode or ctime. */
+function fileId(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return '?';
+  }
 }
 
 /**
- * Reads a cached *working* detection, so that a CLI invocation does not pay
- * for the smoke test each time. Only successes are cached; a stale or
- * mismatched entry is ignored. The jail's flags are applied in full on every
+ * The files a verdict stands on: every tool the detection resolved, and the
+ * compiled modules that build the jail and its smoke test (a rebuilt comis
+ * with the same version number still re-runs it).
+ */
+function verdictFiles(detection: Detection): string[] {
+  const tools = detection.tools ? Object.values(detection.tools).filter((p): p is string => typeof p === 'string' && p !== '') : [];
+  // dist/ holds .js; tests run the .ts sources.
+  const own = ['smoke', 'plan', 'launch'].map((name) => {
+    const js = fileURLToPath(new URL(`./${name}.js`, import.meta.url));
+    return existsSync(js) ? js : fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  });
+  return [...new Set([...tools, ...own])].sort();
+}
+
+function hostFacts(ctx: VerdictContext): string {
+  return JSON.stringify({ comis: ctx.comisVersion, path: ctx.pathEnv, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
+}
+
+interface Entry {
+  v: number;
+  at: number;
+  facts: string;
+  files: Record<string, string>;
+  detection: Detection;
+}
+
+/**
+ * Reads a cached *working* detection. Only successes are cached; a stale,
+ * mismatched, unreadable or malformed entry is ignored (the caller detects
+ * afresh and rewrites it). The jail's flags are applied in full on every
  * spawn either way, and bubblewrap fails loudly when one cannot be.
  */
-export function readCachedDetection(file: string): Detection | undefined {
+export function readCachedDetection(file: string, over: Partial<VerdictContext> = {}): Detection | undefined {
   try {
-    const entry = JSON.parse(readFileSync(file, 'utf8')) as { fingerprint: string; at: number; detection: Detection };
-    if (Date.now() - entry.at > DETECTION_CACHE_TTL_MS || entry.at > Date.now()) return undefined;
-    if (entry.fingerprint !== detectionFingerprint()) return undefined;
-    if (entry.detection.info.problem || !entry.detection.tools || !entry.detection.arch) return undefined;
-    return entry.detection;
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    const ctx = currentContext(over);
+    if (entry?.v !== ENTRY_VERSION || typeof entry.at !== 'number') return undefined;
+    if (ctx.now - entry.at > DETECTION_CACHE_TTL_MS || entry.at > ctx.now) return undefined;
+    const d = entry.detection;
+    if (!d?.info || d.info.provider !== 'bwrap' || d.info.problem || !d.tools || typeof d.tools.bwrap !== 'string' || !d.arch) return undefined;
+    if (entry.facts !== hostFacts(ctx)) return undefined;
+    const files = verdictFiles(d);
+    if (!entry.files || files.length !== Object.keys(entry.files).length) return undefined;
+    for (const f of files) if (entry.files[f] !== fileId(f) || entry.files[f] === '?') return undefined;
+    return d;
   } catch {
     return undefined;
   }
 }
 
-export function writeCachedDetection(file: string, detection: Detection): void {
-  const fingerprint = detectionFingerprint();
-  if (!fingerprint) return;
+export function writeCachedDetection(file: string, detection: Detection, over: Partial<VerdictContext> = {}): void {
+  if (detection.info.problem || !detection.tools) return;
+  const ctx = currentContext(over);
+  const files: Record<string, string> = {};
+  for (const f of verdictFiles(detection)) files[f] = fileId(f);
+  const entry: Entry = { v: ENTRY_VERSION, at: ctx.now, facts: hostFacts(ctx), files, detection };
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify({ fingerprint, at: Date.now(), detection }), { mode: 0o600 });
+    writeFileSync(temp, JSON.stringify(entry), { mode: 0o600 });
     chmodSync(temp, 0o600);
     renameSync(temp, file);
   } catch {
