@@ -70,8 +70,10 @@ Exit code: 0 when a working jail is available, 1 when not.`;
 
   async run(): Promise<ProbeReport> {
     const { flags } = await this.parse(JailProbe);
-    const { probeJail } = await import('../../lib/jail/probe.js');
-    const report = await probeJail();
+    const { probeJailCached } = await import('../../lib/jail/probe.js');
+    const { comisHome } = await import('../../lib/config/paths.js');
+    const { join } = await import('node:path');
+    const report = await probeJailCached(join(comisHome(), 'cache', 'jail-probe.json'));
     if (!report.working) this.setExitStatus(ExitCode.FAILURE);
     if (!this.jsonEnabled()) this.log(render(report, flags.verbose));
     return report;

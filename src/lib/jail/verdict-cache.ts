@@ -30,12 +30,12 @@ export interface VerdictContext {
   now: number;
 }
 
-function currentContext(over: Partial<VerdictContext> = {}): VerdictContext {
+export function currentContext(over: Partial<VerdictContext> = {}): VerdictContext {
   return { comisVersion: comisVersion(), pathEnv: process.env.PATH ?? '', now: Date.now(), ...over };
 }
 
 /** Identity of one file as stat sees it; a replaced binary has another inode or ctime. */
-function fileId(path: string): string {
+export function fileId(path: string): string {
   try {
     const st = statSync(path);
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -59,7 +59,7 @@ function verdictFiles(detection: Detection): string[] {
   return [...new Set([...tools, ...own])].sort();
 }
 
-function hostFacts(ctx: VerdictContext): string {
+export function hostFacts(ctx: VerdictContext): string {
   return JSON.stringify({ comis: ctx.comisVersion, path: ctx.pathEnv, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
 }
 
