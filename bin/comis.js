@@ -1,19 +1,36 @@
 #!/usr/bin/env node
 // The comis entry point. Kept tiny on purpose: every command loads its own
-// dependencies inside run(); `--version` answers without loading oclif, and
+// dependencies inside run(); `--version` and `--help` answer without loading oclif, and
 // plain `comis orchestrate` invocations skip oclif too (same flag table; any
 // help, unknown flag or usage error goes through the oclif command).
 import { readFileSync } from 'node:fs';
 
 const argv = process.argv.slice(2);
+const userAgent = () => `comis/${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version} ${process.platform}-${process.arch} node-${process.version}`;
+// `comis --help` to a pipe: the text oclif rendered at build time (scripts/build-manifest.mjs), for
+// exactly the case it was rendered for (no terminal, default width, no forced color); else oclif.
+const rootHelp = () => {
+  if (process.stdout.isTTY || process.env.OCLIF_COLUMNS || process.env.FORCE_COLOR !== undefined) return undefined;
+  try {
+    return readFileSync(new URL('../dist/help/root.txt', import.meta.url), 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+let help;
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-  process.stdout.write(`comis/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`);
+  process.stdout.write(`${userAgent()}\n`);
+} else if (argv.length === 1 && argv[0] === '--help' && (help = rootHelp()) !== undefined) {
+  process.stdout.write(help.replace('{{userAgent}}', userAgent()));
 } else {
   let done = false;
   if (argv[0] === 'orchestrate' && !argv.includes('--help') && !argv.includes('-h')) {
     const { tryFastOrchestrate } = await import('../dist/cli/fast-orchestrate.js');
     done = await tryFastOrchestrate(argv.slice(1));
+  } else if ((argv[0] === 'explain' && argv[1] === '--last') || (argv[0] === 'jail' && argv[1] === 'probe')) {
+    // Exactly `explain --last` / `jail probe`, each with an optional trailing --json (see fast-commands.ts).
+    const { tryFastCommand } = await import('../dist/cli/fast-commands.js');
+    done = await tryFastCommand(argv);
   }
   if (!done) {
     const { execute } = await import('@oclif/core');

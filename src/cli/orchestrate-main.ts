@@ -49,15 +49,22 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   const sessionKey = input.session ?? `s-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
   const { runOrchestrate, RunRefusedError } = await import('../lib/orchestrate/runner.js');
   const { askApproval } = await import('./approval.js');
-  // The store opens while the jail runs; a store problem costs the record, never the output.
-  const storeReady = import('../lib/store/store.js').then(async ({ openStore }) => {
-    const { recordRun, recordRefusal } = await import('../lib/store/runs.js');
-    return { store: openStore({ home: loaded.home }), recordRun, recordRefusal };
-  });
-  storeReady.catch(() => undefined);
-  const store = async (write: (s: Awaited<typeof storeReady>) => void): Promise<void> => {
+  // The store opens once the jail is spawned (loading SQLite then overlaps the jail's own start
+  // instead of delaying it), or at the end for a run that never got that far (a refusal, a spawn
+  // failure): every run is recorded either way. A store problem costs the record, never the output.
+  type Ready = { store: import('../lib/store/store.js').Store; recordRun: typeof import('../lib/store/runs.js').recordRun; recordRefusal: typeof import('../lib/store/runs.js').recordRefusal };
+  let storeReady: Promise<Ready> | undefined;
+  const openTheStore = (): Promise<Ready> => {
+    storeReady ??= import('../lib/store/store.js').then(async ({ openStore }) => {
+      const { recordRun, recordRefusal } = await import('../lib/store/runs.js');
+      return { store: openStore({ home: loaded.home }), recordRun, recordRefusal };
+    });
+    storeReady.catch(() => undefined);
+    return storeReady;
+  };
+  const store = async (write: (s: Ready) => void): Promise<void> => {
     try {
-      const ready = await storeReady;
+      const ready = await openTheStore();
       try {
         write(ready);
       } finally {
@@ -76,6 +83,9 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     sessionKey,
     timeoutMs,
     mark,
+    onEvent: (event) => {
+      if (event.type === 'run:started') void openTheStore();
+    },
     approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
   }).catch(async (err: unknown) => {
     // Refused before it started (exit 4): record the content-free refusal, then fail exactly as before.

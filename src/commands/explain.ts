@@ -1,10 +1,7 @@
-import { existsSync } from 'node:fs';
-
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../cli/base-command.js';
 import { ComisError } from '../lib/errors.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
 import type { ExplainReport } from '../lib/obs/explain.js';
 
 export default class Explain extends BaseCommand {
@@ -36,28 +33,7 @@ KEY is a session key or a run id (r-…). Exit codes: 0 report printed (whatever
         hint: 'Run `comis explain --last` for the newest session, or `comis explain <sessionKey>`.',
       });
     }
-    const { comisHome, storePath } = await import('../lib/config/paths.js');
-    const home = comisHome();
-    if (!existsSync(storePath(home))) {
-      throw new ComisError('NOT_FOUND', args.key === undefined ? 'No sessions are recorded yet.' : `No session or run "${args.key.slice(0, 120)}": no runs are recorded yet.`, {
-        hint: 'Runs are recorded by `comis orchestrate`; run a script first.',
-        details: { newestSessions: [] },
-      });
-    }
-    const { openStore } = await import('../lib/store/store.js');
-    const { explain } = await import('../lib/obs/explain.js');
-    const store = openStore({ home });
-    let report: ExplainReport;
-    try {
-      report = explain(store.db, args.key === undefined ? { last: true } : { key: args.key }, { limit: flags.limit });
-    } finally {
-      store.close();
-    }
-    if (!this.jsonEnabled()) {
-      const { renderExplainText } = await import('../lib/obs/render.js');
-      const { outStyle } = await import('../cli/color.js');
-      process.stdout.write(redactSecrets(renderExplainText(report, outStyle())));
-    }
-    return report;
+    const { explainMain } = await import('../cli/explain-main.js');
+    return explainMain({ ...(args.key === undefined ? {} : { key: args.key }), limit: flags.limit }, this.jsonEnabled());
   }
 }

@@ -131,7 +131,8 @@ describe('comis CLI', () => {
       const allowed = args[0] === 'sdk' ? /\/esbuild\// : /$^/;
       expect(loaded.filter((m) => forbidden.test(m) && !allowed.test(m)), args.join(' ')).toEqual([]);
       const commands = loaded.filter((m) => m.includes('/dist/commands/'));
-      if (args[0] === '--help' || args[0] === '--version') expect(commands).toEqual([]);
+      // --help, --version and `jail probe` are answered by bin/comis.js without oclif or a command module.
+      if (args[0] === '--help' || args[0] === '--version' || args[0] === 'jail') expect(commands).toEqual([]);
       else expect(commands.map((c) => c.replace(/^.*\/dist\/commands\//, ''))).toEqual([`${args[0]}/${args[1]}.js`]);
     }
   });

@@ -69,9 +69,15 @@ export async function loadConfig(options: { home?: string; file?: string } = {})
       hint: 'Check that the file exists and is readable, or unset COMIS_HOME to use ~/.comis.',
     });
   }
+  // The same text validated before (by this comis) is not parsed again: see compiled.ts.
+  const { compiledConfigPath, readCompiledConfig, writeCompiledConfig } = await import('./compiled.js');
+  const cacheFile = compiledConfigPath(home, file);
+  const compiled = readCompiledConfig(cacheFile, file, text);
+  if (compiled) return { config: compiled, source: file, home };
   const yaml = await import('yaml');
   const { configSchema } = await import('./schema.js');
   const config = parseConfigText(text, file, { yaml, configSchema });
+  writeCompiledConfig(cacheFile, file, text, config);
   return { config, source: file, home };
 }
 

@@ -5,8 +5,10 @@
  * path and run once INSIDE the jail) and whether the optional DuckDB package
  * is installed — with an install hint for every missing part.
  *
- * Nothing is cached: the probe always looks afresh, with the PATH it is
- * given, so `PATH=… comis jail probe` answers for that PATH.
+ * {@link probeJail} always looks afresh, with the PATH it is given, so
+ * `PATH=… comis jail probe` answers for that PATH; the command uses
+ * {@link probeJailCached}, which answers from the last working report while
+ * nothing it rests on changed (PATH included).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -143,6 +145,23 @@ async function runInJail(
  * finding is in the report, and `working` says whether orchestrate can run.
  */
 export async function probeJail(opts: DetectOptions = {}): Promise<ProbeReport> {
+  return (await probeFresh(opts)).report;
+}
+
+/**
+ * {@link probeJail} for this process's own PATH, answered from the last
+ * working report while nothing it rests on changed (see probe-cache.ts).
+ */
+export async function probeJailCached(cacheFile: string): Promise<ProbeReport> {
+  const { readCachedProbe, writeCachedProbe } = await import('./probe-cache.js');
+  const hit = readCachedProbe(cacheFile);
+  if (hit) return hit;
+  const { report, tools } = await probeFresh({});
+  writeCachedProbe(cacheFile, report, tools ? Object.values(tools).filter((t): t is string => typeof t === 'string' && t !== '') : []);
+  return report;
+}
+
+async function probeFresh(opts: DetectOptions): Promise<{ report: ProbeReport; tools?: WorkingJail['tools'] }> {
   const detection = detectSandboxProviderFresh(opts);
   const info = detection.info;
   const working = info.provider === 'bwrap' && !info.problem && detection.tools !== undefined && detection.arch !== undefined;
@@ -185,5 +204,5 @@ export async function probeJail(opts: DetectOptions = {}): Promise<ProbeReport> 
     runtime: { node, python3, jq, duckdb },
     missing,
   };
-  return report;
+  return { report, ...(detection.tools ? { tools: detection.tools } : {}) };
 }

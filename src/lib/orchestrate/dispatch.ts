@@ -66,6 +66,9 @@ function auditName(tool: string): string {
   return '<unknown>';
 }
 
+/** The tool table's schemas, once loaded: later calls skip the dynamic import's promise hop. */
+let toolMap: typeof import('../capabilities/tool-map.js') | undefined;
+
 export function createDispatcher(options: DispatchOptions): CapHandler {
   return async (request) => {
     const lease = options.registry.authenticate(request.bearer, options.socketId);
@@ -122,7 +125,7 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
     }
     audit(spec.capability, 'allow');
     // Schemas load on the first allowed call only: a run that calls no tool never pays for zod.
-    const { findTool } = await import('../capabilities/tool-map.js');
+    const { findTool } = (toolMap ??= await import('../capabilities/tool-map.js'));
     const parsed = findTool(spec.name)!.params.safeParse(params?.args ?? {});
     if (!parsed.success) {
       const first = parsed.error.issues[0];

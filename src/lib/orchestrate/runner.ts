@@ -143,7 +143,7 @@ const SDK_NAMES = ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comi
  * from the table without them, so describe() and the types never offer a
  * tool the socket would deny by policy.
  */
-async function installSdk(dir: string, mode: number, tools?: readonly string[]): Promise<void> {
+async function installSdk(dir: string, mode: number, home: string, tools?: readonly string[]): Promise<void> {
   const prebuilt = new URL('../../sdk/', import.meta.url);
   if (!tools && SDK_NAMES.every((n) => existsSync(new URL(n, prebuilt)))) {
     for (const n of SDK_NAMES) {
@@ -152,10 +152,8 @@ async function installSdk(dir: string, mode: number, tools?: readonly string[]):
     }
     return;
   }
-  const { emitSdk } = await import('../sdk/emit.js');
-  const { TOOL_MAP } = await import('../capabilities/tool-map.js');
-  const table = tools ? TOOL_MAP.filter((t) => tools.includes(t.name)) : TOOL_MAP;
-  for (const [name, content] of emitSdk('all', table)) writeFileSync(join(dir, name), content, { mode });
+  const { sdkForTools } = await import('./sdk-cache.js');
+  for (const [name, content] of await sdkForTools(home, tools)) writeFileSync(join(dir, name), content, { mode });
 }
 
 /** What a finished run yields: the caller-facing result, and the content-free record to store. */
@@ -303,7 +301,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   // bwrap cannot create the results/ mount point inside a read-only workspace bind.
   if (surface.role === 'coordinator') mkdirSync(join(workspaceReal, 'results'), { recursive: true, mode: 0o755 });
   const { path: runDir, sdkDir, resultsDir, writesDir, sockDir, fileMode } = await prepareRunDir(options.home, runId, { root });
-  await installSdk(sdkDir, fileMode, surface.dropped.size > 0 ? surface.tools : undefined);
+  await installSdk(sdkDir, fileMode, options.home, surface.dropped.size > 0 ? surface.tools : undefined);
   writeFileSync(join(sdkDir, prepared.fileName), prepared.code, { mode: fileMode });
 
   const audit: AuditRow[] = [];

@@ -1,4 +1,4 @@
-import { close, read } from 'node:fs';
+import { close, closeSync, read, readSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 import { CapCallError } from '../capsocket/protocol.js';
@@ -12,6 +12,13 @@ const closeAsync = promisify(close);
 /** Files up to this size are always read to the end, so their slices carry `totalLines`. */
 export const COUNT_ALL_LINES_BYTES = 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * Files up to this size are read and closed with synchronous calls: from the
+ * page cache that takes microseconds, while each hop through libuv's thread
+ * pool costs tens (hundreds on a busy machine), and a tool call is mostly
+ * small reads. Bigger files keep the asynchronous path (never blocking the loop).
+ */
+export const SYNC_READ_BYTES = 64 * 1024;
 
 export interface ReadArgs {
   path: string;
@@ -31,6 +38,7 @@ export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknow
   const parts = splitConfined(args.path, ctx.jailWorkspace);
   const file = openConfinedFile(ctx.workspaceReal, parts, ctx.jail);
   const rel = file.rel;
+  const small = file.stat.size <= SYNC_READ_BYTES;
   try {
     const whole = args.offset === undefined && args.limit === undefined;
     if (ctx.results && whole && file.stat.size > ctx.results.thresholdBytes) {
@@ -39,7 +47,7 @@ export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknow
     if (whole && file.stat.size > ctx.maxReadBytes) {
       throw new CapCallError('too_large', `file is ${file.stat.size} bytes, over the ${ctx.maxReadBytes}-byte read cap: slice it with offset/limit`);
     }
-    const slice = await readLines(file.fd, args.offset ?? 0, args.limit, file.stat.size, ctx.maxReadBytes);
+    const slice = await readLines(file.fd, args.offset ?? 0, args.limit, file.stat.size, ctx.maxReadBytes, small);
     const result: Record<string, unknown> = {
       path: rel,
       content: slice.content,
@@ -52,7 +60,8 @@ export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknow
     if (!ctx.results) return result;
     return maybeMaterializeValue(ctx.results, result, () => ({ text: slice.content, nameHint: rel }));
   } finally {
-    await closeAsync(file.fd);
+    if (small) closeSync(file.fd);
+    else await closeAsync(file.fd);
   }
 }
 
@@ -67,7 +76,7 @@ interface Lines {
  * Lines [offset, offset+limit) of the fd, the way `text.split('\n')` counts
  * them (a final newline ends the last line, it does not start one).
  */
-async function readLines(fd: number, offset: number, limit: number | undefined, size: number, maxBytes: number): Promise<Lines> {
+async function readLines(fd: number, offset: number, limit: number | undefined, size: number, maxBytes: number, sync: boolean): Promise<Lines> {
   const end = limit === undefined ? Infinity : offset + limit;
   const countAll = size <= COUNT_ALL_LINES_BYTES;
   const kept: Buffer[] = [];
@@ -75,7 +84,8 @@ async function readLines(fd: number, offset: number, limit: number | undefined, 
   let line = 0; // index of the line being scanned
   let pos = 0;
   let pendingLine = false; // bytes seen after the last newline
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  // A small file needs no 64 KiB buffer: one byte over its size sees the end in the same read.
+  const buf = Buffer.allocUnsafe(sync ? Math.min(CHUNK_BYTES, size + 1) : CHUNK_BYTES);
   const keep = (piece: Buffer): void => {
     keptBytes += piece.length + 1;
     if (keptBytes > maxBytes) throw new CapCallError('too_large', `the requested lines are over the ${maxBytes}-byte read cap: ask for fewer (limit)`);
@@ -87,7 +97,7 @@ async function readLines(fd: number, offset: number, limit: number | undefined, 
       // Enough lines: anything left in the file is at least one more line.
       return { content: joinLines(kept), lines: kept.length, truncated: pos < size };
     }
-    const { bytesRead } = await readAsync(fd, buf, 0, buf.length, pos);
+    const bytesRead = sync ? readSync(fd, buf, 0, buf.length, pos) : (await readAsync(fd, buf, 0, buf.length, pos)).bytesRead;
     if (bytesRead === 0) break;
     pos += bytesRead;
     const chunk = buf.subarray(0, bytesRead);

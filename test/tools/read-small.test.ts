@@ -1,0 +1,34 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { readTool, SYNC_READ_BYTES } from '../../src/lib/tools/read.js';
+import { toolContext } from '../helpers/tool-context.js';
+
+/** Lines [offset, offset+limit) the way text.split('\n') counts them (a final newline ends the last line). */
+function expected(text: string, offset = 0, limit?: number): { content: string; lines: number; totalLines: number } {
+  const all = text === '' ? [] : text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
+  const part = all.slice(offset, limit === undefined ? undefined : offset + limit);
+  return { content: part.join('\n'), lines: part.length, totalLines: all.length };
+}
+
+// Files up to SYNC_READ_BYTES are read synchronously, bigger ones through the thread pool: both give the same answers.
+describe('read: the small-file (synchronous) path and the large one agree', () => {
+  for (const size of [0, 1, 7, SYNC_READ_BYTES - 1, SYNC_READ_BYTES, SYNC_READ_BYTES + 1, 3 * SYNC_READ_BYTES + 5]) {
+    it(`a ${size}-byte file`, async () => {
+      const ctx = toolContext(1 << 30);
+      let text = '';
+      for (let i = 0; text.length < size; i++) text += `line ${i} ${'x'.repeat(i % 37)}\n`;
+      text = text.slice(0, size); // may end mid-line: the last line then has no newline
+      writeFileSync(join(ctx.workspaceReal, 'f.txt'), text);
+      for (const [offset, limit] of [[undefined, undefined], [0, 1], [3, 5], [100, 1000]] as const) {
+        const got = (await readTool(ctx, { path: 'f.txt', offset, limit })) as { content: string; lines: number; totalLines?: number; bytes: number };
+        const want = expected(text, offset ?? 0, limit);
+        expect({ content: got.content, lines: got.lines }, `${size} ${offset} ${limit}`).toEqual({ content: want.content, lines: want.lines });
+        expect(got.totalLines).toBe(want.totalLines);
+        expect(got.bytes).toBe(size);
+      }
+    });
+  }
+});
