@@ -16,6 +16,8 @@
  */
 import { z } from 'zod';
 
+import { webSchema } from './web-schema.js';
+
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
 export const AUTONOMY_ROLES = ['worker', 'coordinator'] as const;
 export const TOOL_POLICY_PROFILES = [
@@ -186,6 +188,7 @@ export const agentSchema = z
       })
       .default({ toolPolicy: toolPolicySchema.parse({}), execSandbox: execSandboxSchema.parse({}) })
       .describe('Skills and sandbox settings.'),
+    web: webSchema.default(webSchema.parse({})),
   })
   .describe('One agent.');
 

@@ -30,6 +30,7 @@ import { foldToolCalls, type AuditRow, type FailureClass, type RefusalReason, ty
 import type { ToolContext } from '../tools/context.js';
 import { grepTool, type GrepArgs } from '../tools/grep.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
+import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../tools/web-fetch.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
 import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
@@ -105,6 +106,8 @@ export interface OrchestrateOptions {
    * enforces the deadline.
    */
   secondLineTimerMs?: number;
+  /** Tests only: web_fetch's resolver and dialler (a stub resolver, a recording dialler that refuses non-loopback). */
+  webFetchDeps?: WebFetchDeps;
 }
 
 export interface OrchestrateResult {
@@ -347,6 +350,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           read: (args) => readTool(ctx, args as ReadArgs),
           grep: (args) => grepTool(ctx, args as GrepArgs),
           write: (args) => writeTool(ctx, args as WriteArgs),
+          web_fetch: (args) => webFetchTool(ctx, options.agent.config.web.fetch, args as WebFetchArgs, options.webFetchDeps),
           ref_sql: async (args) => {
             const { ref, query } = args as { ref: string; query: string };
             liveRef(results, ref);
