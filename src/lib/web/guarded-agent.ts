@@ -84,9 +84,10 @@ export async function pinAddress(hostname: string, port: number, options: Pick<G
     const what = literal ? `${verdict.address}` : `${host} (it resolves to a refused address)`;
     throw new GuardRefusal('ssrf_blocked', `connection to ${what} refused: ${verdict.range} addresses are not reachable from web_fetch (an operator can open one with web.fetch.allowPrivate)`);
   }
-  const first = addresses[0]!;
-  const verdict = classifyAddress(first.address);
-  return { address: verdict.address, family: first.family };
+  // The canonical form of the first checked address is what is dialled; an IPv4-mapped answer is dialled as its IPv4.
+  const first = parseAddress(addresses[0]!.address)!;
+  if (first.kind() === 'ipv6' && (first as import('ipaddr.js').IPv6).isIPv4MappedAddress()) return { address: (first as import('ipaddr.js').IPv6).toIPv4Address().toString(), family: 4 };
+  return { address: first.toString(), family: first.kind() === 'ipv4' ? 4 : 6 };
 }
 
 /** The guarded connector: pin, then dial the pinned IP with the original host as TLS servername. */
