@@ -43,6 +43,13 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.skills.execSandbox.readOnlyAllowPaths': ['test/security/workspace-screen.test.ts', 'a listed directory is readable in the jail at the same path and not writable'],
   'agents.*.skills.execSandbox.jailUidRange.min': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
   'agents.*.skills.execSandbox.jailUidRange.max': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
+  'agents.*.web.fetch.allowHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  'agents.*.web.fetch.denyHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  'agents.*.web.fetch.allowPrivate': ['test/e2e/web-fetch.test.ts', 'allowPrivate opens the local server'],
+  'agents.*.web.fetch.followRedirects': ['test/security/web-ssrf.test.ts', 'followRedirects: false refuses the first 3xx'],
+  'agents.*.web.fetch.timeoutMs': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
+  'agents.*.web.fetch.maxResponseBytes': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
+  'agents.*.web.fetch.maxChars': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
 };
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };

@@ -164,9 +164,9 @@ describe('allowPrivate rules', () => {
     expect(privateAllowed(rules, '::ffff:127.0.0.1', 80)).toBeUndefined();
   });
 
-  it('refuses names, bad ports and malformed entries with a message naming the entry', () => {
-    for (const bad of ['localhost', 'intranet.corp:443', '127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1:x', '10.0.0.0/33', '10.0.0.0/8:80', '0x7f.1', '[::1]', '']) {
-      expect(() => parsePrivateAllowRule(bad), bad).toThrow(/"/);
+  it('refuses names, bad ports and malformed entries, without echoing the entry', () => {
+    for (const bad of ['localhost', 'intranet.corp:443', '127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1:x', '10.0.0.0/33', '10.0.0.0/8:80', '0x7f.1', '0x7f.1/8', '10.0.0.0/', '10.0.0.0/08', '[::1]', '']) {
+      expect(() => parsePrivateAllowRule(bad), bad).toThrow(/^(?!.*").+/);
     }
   });
 });

@@ -6,10 +6,8 @@
  */
 import { z } from 'zod';
 
+import { WEB_FETCH_TIMEOUT_BOUNDS } from '../web/limits.js';
 import { parsePrivateAllowRule } from '../web/ssrf.js';
-
-/** Clamp of web.fetch.timeoutMs: a value outside is brought inside, not refused. */
-export const WEB_FETCH_TIMEOUT_BOUNDS = Object.freeze({ min: 1_000, max: 120_000, default: 30_000 });
 
 const hostPattern = z
   .string()

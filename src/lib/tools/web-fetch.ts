@@ -13,10 +13,10 @@
  */
 import { CapCallError } from '../capsocket/server.js';
 import type { WebFetchConfig } from '../config/web-schema.js';
-import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
 import { materialize, type ResultRefHandle } from '../resultref/materialize.js';
 import type { Dialer, Resolver } from '../web/guarded-agent.js';
+import { WEB_FETCH_TIMEOUT_BOUNDS } from '../web/limits.js';
 import type { ToolContext } from './context.js';
 
 export interface WebFetchArgs {

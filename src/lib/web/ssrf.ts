@@ -146,22 +146,22 @@ export interface PrivateAllowRule {
 
 /**
  * Parses `allowPrivate` entries: `10.1.2.3`, `10.1.2.0/24`, `127.0.0.1:8080`,
- * `fd00::/8`, `::1`, `[::1]:8080`. Throws an Error naming the bad entry
- * (the config schema turns it into a config problem at the key's line).
+ * `fd00::/8`, `::1`, `[::1]:8080`. Throws an Error saying what is wrong
+ * (without echoing the entry: the config loader names its key and line).
  */
 export function parsePrivateAllowRule(text: string): PrivateAllowRule {
   let host = text;
   let port: number | undefined;
   const parsePort = (p: string): number => {
     const n = Number(p);
-    if (p === '' || !Number.isInteger(n) || String(n) !== p) throw new Error(`"${text}": the port must be a number`);
+    if (p === '' || !Number.isInteger(n) || String(n) !== p) throw new Error('the port must be a number');
     return n;
   };
   const lastColon = text.lastIndexOf(':');
   if (text.startsWith('[')) {
     // [v6]:port — the brackets are config syntax; the address inside goes to ipaddr.
     const close = text.indexOf(']');
-    if (close === -1 || text[close + 1] !== ':') throw new Error(`"${text}": write a bracketed IPv6 entry as [address]:port`);
+    if (close === -1 || text[close + 1] !== ':') throw new Error('write a bracketed IPv6 entry as [address]:port');
     host = text.slice(1, close);
     port = parsePort(text.slice(close + 2));
   } else if (lastColon !== -1 && text.indexOf(':') === lastColon) {
@@ -169,18 +169,20 @@ export function parsePrivateAllowRule(text: string): PrivateAllowRule {
     host = text.slice(0, lastColon);
     port = parsePort(text.slice(lastColon + 1));
   }
-  if (port !== undefined && (port < 1 || port > 65_535)) throw new Error(`"${text}": the port must be 1-65535`);
+  if (port !== undefined && (port < 1 || port > 65_535)) throw new Error('the port must be 1-65535');
   if (host.includes('/')) {
-    if (port !== undefined) throw new Error(`"${text}": a CIDR range takes no port`);
-    try {
-      const [a, bits] = ipaddr.parseCIDR(host);
-      return { range: [a, bits], text };
-    } catch {
-      throw new Error(`"${text}" is not an IP address, CIDR range or IP:port`);
-    }
+    if (port !== undefined) throw new Error('a CIDR range takes no port');
+    // The base address parses strictly (no 0x7f.1/8), the prefix length is a plain integer in range.
+    const slash = host.indexOf('/');
+    const base = parseAddress(host.slice(0, slash));
+    const bitsText = host.slice(slash + 1);
+    const bits = Number(bitsText);
+    const max = base?.kind() === 'ipv4' ? 32 : 128;
+    if (!base || bitsText === '' || !Number.isInteger(bits) || String(bits) !== bitsText || bits < 0 || bits > max) throw new Error('not an IP address, CIDR range or IP:port');
+    return { range: [base, bits], text };
   }
   const a = parseAddress(host);
-  if (!a) throw new Error(`"${text}" is not an IP address, CIDR range or IP:port (host names are not accepted: DNS decides where a name points)`);
+  if (!a) throw new Error('not an IP address, CIDR range or IP:port (host names are not accepted: DNS decides where a name points)');
   const rule: PrivateAllowRule = { range: [a, a.kind() === 'ipv4' ? 32 : 128], text };
   if (port !== undefined) rule.port = port;
   return rule;
