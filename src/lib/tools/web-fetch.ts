@@ -11,6 +11,8 @@
  *
  * undici, linkedom and Readability load on the first call only.
  */
+import type { Agent } from 'undici';
+
 import { CapCallError } from '../capsocket/server.js';
 import type { WebFetchConfig } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
@@ -18,6 +20,8 @@ import { materialize, type ResultRefHandle } from '../resultref/materialize.js';
 import type { Dialer, Resolver } from '../web/guarded-agent.js';
 import { WEB_FETCH_TIMEOUT_BOUNDS } from '../web/limits.js';
 import type { ToolContext } from './context.js';
+
+const runAgents = new WeakMap<AbortSignal, Agent>();
 
 export interface WebFetchArgs {
   url: string;
@@ -52,7 +56,17 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
   ]);
   const limits = effectiveFetchLimits(config);
   const maxChars = clampRequestChars({ ...resolveSourceProfile('web_fetch'), maxChars: limits.maxChars }, args.maxChars);
-  const agent = createGuardedAgent({ allowPrivate: config.allowPrivate.map(parsePrivateAllowRule), resolve: deps.resolve, dial: deps.dial, unsafeSkipAddressCheck: deps.unsafeSkipAddressCheck }, undici);
+  const make = (): Agent => createGuardedAgent({ allowPrivate: config.allowPrivate.map(parsePrivateAllowRule), resolve: deps.resolve, dial: deps.dial, unsafeSkipAddressCheck: deps.unsafeSkipAddressCheck }, undici);
+  // One agent per run (its keep-alive connections go only to addresses it checked), closed when the run ends.
+  const runEnded = ctx.runEnded;
+  let agent: Agent;
+  if (runEnded && !runEnded.aborted) {
+    agent = runAgents.get(runEnded) ?? make();
+    if (!runAgents.has(runEnded)) {
+      runAgents.set(runEnded, agent);
+      runEnded.addEventListener('abort', () => void agent.destroy().catch(() => undefined), { once: true });
+    }
+  } else agent = make();
   try {
     const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, ctx.runEnded);
     const kind = bodyKindOf(page.contentType, page.body);
@@ -74,6 +88,6 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
     }
     return { ...meta, kind: out.kind, content: out.content, truncated, untrusted: true };
   } finally {
-    void agent.close().catch(() => undefined);
+    if (!runEnded || !runAgents.has(runEnded)) void agent.close().catch(() => undefined);
   }
 }
