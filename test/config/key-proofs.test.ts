@@ -31,6 +31,7 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.autonomy.limits.memoryMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.fileSizeMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.tmpSizeMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
+  'agents.*.autonomy.limits.tmpInodes': ['test/e2e/config-keys.test.ts', 'tmpInodes: /tmp and /dev/shm hold the configured number of inodes, the default 16384 without it'],
   'agents.*.autonomy.limits.maxProcesses': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.resultFileMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
   'agents.*.autonomy.limits.resultRunMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],

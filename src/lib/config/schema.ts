@@ -75,6 +75,13 @@ export const jailLimitsSchema = z
       .max(65_536)
       .default(64)
       .describe('Size of the private RAM-backed /tmp and /dev/shm inside the jail, in MiB.'),
+    tmpInodes: z
+      .number()
+      .int()
+      .min(64)
+      .max(1_000_000)
+      .default(16_384)
+      .describe('Most files, directories and links in each of the private /tmp and /dev/shm (the tmpfs nr_inodes bound; each inode is kernel memory no byte limit counts).'),
     resultFileMb: z
       .number()
       .int()
