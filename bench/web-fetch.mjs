@@ -53,7 +53,7 @@ for (let i = 0; i < ${calls + 2}; i++) {
   const s = performance.now();
   const r = await comis_tools.web_fetch({ url: ${JSON.stringify(url(path))} });
   t.push(performance.now() - s);
-  if (!r.ref && r.status !== 200) throw new Error('status ' + r.status);
+  if (r.status !== 200) throw new Error('status ' + r.status);
 }
 console.log(JSON.stringify(t.slice(2)));`;
   const run = await runOrchestrate({ source, displayName: 'bench.mjs', language: 'js', agent, home, sessionKey: 'bench', timeoutMs: 600_000 });

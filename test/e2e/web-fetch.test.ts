@@ -64,8 +64,8 @@ try { await comis_tools.web_fetch({ url: ${JSON.stringify(page)} }); console.log
     const slicing = `import { comis_tools, ResultRef } from './comis_tools.js';
 const page = await comis_tools.web_fetch({ url: ${JSON.stringify(page)} });
 const head = await page.read(0, 60);
-console.log(JSON.stringify({ isRef: page instanceof ResultRef, kind: page.kind, opens: head.startsWith('<<<EXTERNAL_UNTRUSTED_CONTENT'), para: head.includes('Paragraph 0:') }));`;
-    expect(await runFetch(yaml({ allowPrivate: [`127.0.0.1:${server.port}`] }), slicing)).toEqual([{ isRef: true, kind: 'text', opens: true, para: true }]);
+console.log(JSON.stringify({ isRef: page instanceof ResultRef, kind: page.kind, opens: head.startsWith('<<<EXTERNAL_UNTRUSTED_CONTENT'), para: head.includes('Paragraph 0:'), finalUrl: page.finalUrl, status: page.status, title: page.title, untrusted: page.untrusted }));`;
+    expect(await runFetch(yaml({ allowPrivate: [`127.0.0.1:${server.port}`] }), slicing)).toEqual([{ isRef: true, kind: 'text', opens: true, para: true, finalUrl: page, status: 200, title: 'Big', untrusted: true }]);
   }, 120_000);
 
   it('allowHosts and denyHosts: a host outside allowHosts, or in denyHosts, is refused; listed hosts pass', async () => {
@@ -87,7 +87,7 @@ console.log(JSON.stringify({ isRef: page instanceof ResultRef, kind: page.kind, 
     expect(out[2]).toMatchObject({ status: 200, type: 'inline', truncated: true });
     // Control: the defaults let the same bomb through to 2,000,000 bytes then 50,000 chars (a ResultRef).
     const dflt = await runFetch(yaml({ allowPrivate: [`127.0.0.1:${server.port}`] }), fetchAll([server.url('/bomb.gz')]));
-    expect(dflt[0]).toMatchObject({ type: 'ResultRef', kind: 'text' });
+    expect(dflt[0]).toMatchObject({ type: 'ResultRef', kind: 'text', truncated: true, status: 200 });
     expect(dflt[0]!.bytes as number).toBeGreaterThan(50_000);
     expect(dflt[0]!.bytes as number).toBeLessThan(50_000 + 300);
   }, 120_000);

@@ -151,7 +151,8 @@ describe('web_fetch SSRF from a jailed script', () => {
     const r = await jailed({ allowPrivate: [`127.0.0.1:${server.port}`] }, FETCH_ALL(urls), { resolve });
     expect(r.lines.map((l) => l.code ?? l.status)).toEqual(['ssrf_blocked', 'ssrf_blocked', 200]);
     expect(rebindCalls).toBe(1);
-    expect(r.asked).toEqual([`127.0.0.1:${server.port}`]);
+    // One agent per run: the second fetch reused the first's checked keep-alive connection, or dialled 127.0.0.1 again.
+    expect(new Set(r.asked)).toEqual(new Set([`127.0.0.1:${server.port}`]));
   }, 120_000);
 });
 
@@ -230,9 +231,12 @@ try:
 except comis_tools.ComisToolError as e:
     print(e.code)
 p = comis_tools.web_fetch({"url": ${JSON.stringify(server.url('/page.html'))}})
-print(json.dumps({"status": p["status"], "kind": p["kind"], "title": p["title"], "visible": "VISIBLE-ONE" in p["content"], "trap": "TRAP-" in p["content"]}))`;
+print(json.dumps({"status": p["status"], "kind": p["kind"], "title": p["title"], "visible": "VISIBLE-ONE" in p["content"], "trap": "TRAP-" in p["content"]}))
+big = comis_tools.web_fetch({"url": ${JSON.stringify(server.url('/big.html'))}})
+print(json.dumps({"ref": isinstance(big, comis_tools.ResultRef), "final_url": big.final_url, "status": big.status, "untrusted": big.untrusted, "head": big.read(0, 3).startswith("<<<EXTERNAL_UNTRUSTED_CONTENT")}))`;
     const r = await jailed({ allowPrivate: [`127.0.0.1:${server.port}`] }, script, {}, 'py');
-    const [first, second] = r.run.public.stdout.trim().split('\n');
+    const [first, second, third] = r.run.public.stdout.trim().split('\n');
+    expect(JSON.parse(third!)).toEqual({ ref: true, final_url: server.url('/big.html'), status: 200, untrusted: true, head: true });
     expect(first).toBe('ssrf_blocked');
     expect(JSON.parse(second!)).toEqual({ status: 200, kind: 'text', title: 'The Visible Title', visible: true, trap: false });
     expect(r.asked).toEqual([`127.0.0.1:${server.port}`]);

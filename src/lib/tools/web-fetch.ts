@@ -13,7 +13,7 @@
  */
 import type { Agent } from 'undici';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import type { WebFetchConfig } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
 import { materialize, type ResultRefHandle } from '../resultref/materialize.js';

@@ -15,7 +15,7 @@ import type { Readable, Transform } from 'node:stream';
 
 import type { Agent } from 'undici';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { GuardRefusal } from './guarded-agent.js';
 import { hostMatches, parseTarget, type ParsedTarget } from './ssrf.js';
 
