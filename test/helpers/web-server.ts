@@ -58,6 +58,8 @@ export interface WebServer {
   url: (path: string) => string;
   port: number;
   requests: string[];
+  /** Open client connections right now. */
+  connections: () => Promise<number>;
   close: () => Promise<void>;
 }
 
@@ -126,6 +128,7 @@ export async function startWebServer(): Promise<WebServer> {
     url: (path) => `${base()}${path}`,
     port,
     requests,
+    connections: () => new Promise((r) => server.getConnections((_e, n) => r(n))),
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();

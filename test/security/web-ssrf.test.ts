@@ -242,3 +242,30 @@ print(json.dumps({"ref": isinstance(big, comis_tools.ResultRef), "final_url": bi
     expect(r.asked).toEqual([`127.0.0.1:${server.port}`]);
   }, 120_000);
 });
+
+describe('web_fetch dies with its run', () => {
+  it('a fetch still streaming a slow body when the run times out is cut when the run returns (control: it was open during the run)', async () => {
+    const script = `import { comis_tools } from './comis_tools.js';
+console.log('ATTACK-LINE');
+await comis_tools.web_fetch({ url: ${JSON.stringify('URL')} });
+console.log('returned');`;
+    const home = tempDir('comis-web-');
+    writeFileSync(join(home, 'config.yaml'), `agents:\n  default:\n    web:\n      fetch: ${JSON.stringify({ allowPrivate: [`127.0.0.1:${server.port}`], timeoutMs: 120_000 })}\n`);
+    const agent = resolveAgent(await loadConfig({ home }));
+    mkdirSync(agent.workspace, { recursive: true });
+    const rec = await recordingDialer();
+    let sawOpen = 0;
+    const probe = setInterval(() => void server.connections().then((n) => (sawOpen = Math.max(sawOpen, n))), 20);
+    const run = await runOrchestrate({ source: script.replace('"URL"', JSON.stringify(server.url('/drip'))), displayName: 's.mjs', language: 'js', agent, home, sessionKey: 's', timeoutMs: 2_000, webFetchDeps: { dial: rec.dial } });
+    clearInterval(probe);
+    expect(run.public.stdout).toBe('ATTACK-LINE\n');
+    expect(run.public.failureClass).toBe('timeout');
+    expect(sawOpen).toBeGreaterThan(0);
+    let open = await server.connections();
+    for (let i = 0; i < 50 && open > 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      open = await server.connections();
+    }
+    expect(open).toBe(0);
+  }, 60_000);
+});
