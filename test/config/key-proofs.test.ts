@@ -52,6 +52,13 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'mcp.servers.*.callTimeoutMs': ['test/mcp/client-manager.test.ts', 'a call past callTimeoutMs fails with mcp_timeout'],
   'mcp.servers.*.startupTimeoutMs': ['test/mcp/client-manager.test.ts', 'startupTimeoutMs: an unknown server is mcp_unavailable'],
   'mcp.servers.*.url': ['test/mcp/http-transport.test.ts', 'url, headers and headersFrom'],
+  'agents.*.web.fetch.allowHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  'agents.*.web.fetch.denyHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  'agents.*.web.fetch.allowPrivate': ['test/e2e/web-fetch.test.ts', 'allowPrivate opens the local server'],
+  'agents.*.web.fetch.followRedirects': ['test/security/web-ssrf.test.ts', 'followRedirects: false refuses the first 3xx'],
+  'agents.*.web.fetch.timeoutMs': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
+  'agents.*.web.fetch.maxResponseBytes': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
+  'agents.*.web.fetch.maxChars': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
 };
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };

@@ -32,6 +32,11 @@ export const TOOL_TABLE: readonly ToolEntry[] = [
     summary: 'Extract a $-rooted JSONPath from a ResultRef of this run (ResultRef.jsonpath calls it).',
   },
   {
+    name: 'web_fetch',
+    capability: 'orch:web',
+    summary: 'Fetch an http(s) URL daemon-side through the SSRF guard; the page comes back as untrusted data (readable text or the data itself).',
+  },
+  {
     name: 'write',
     capability: 'orch:write',
     summary: "Write a file into this run's results/writes area (reaped at run end).",

@@ -18,6 +18,7 @@ export function defaultAgentConfig(): AgentConfig {
       toolPolicy: { profile: 'full', allow: [], deny: [] },
       execSandbox: { enabled: 'always', readOnlyAllowPaths: [] },
     },
+    web: { fetch: { allowHosts: [], denyHosts: [], allowPrivate: [], followRedirects: true, timeoutMs: 30_000 } },
   };
 }
 

@@ -17,6 +17,7 @@
 import { z } from 'zod';
 
 import { autonomyMcpSchema, mcpConfigSchema } from './mcp-schema.js';
+import { webSchema } from './web-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
 export const AUTONOMY_ROLES = ['worker', 'coordinator'] as const;
@@ -197,6 +198,7 @@ export const agentSchema = z
       })
       .default({ toolPolicy: toolPolicySchema.parse({}), execSandbox: execSandboxSchema.parse({}) })
       .describe('Skills and sandbox settings.'),
+    web: webSchema.default(webSchema.parse({})),
   })
   .describe('One agent.');
 

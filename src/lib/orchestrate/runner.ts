@@ -31,6 +31,7 @@ import { foldToolCalls, type AuditRow, type FailureClass, type RefusalReason, ty
 import type { ToolContext } from '../tools/context.js';
 import { grepTool, type GrepArgs } from '../tools/grep.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
+import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../tools/web-fetch.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createRunMcp, type RunMcp } from '../mcp/run-surface.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
@@ -110,6 +111,8 @@ export interface OrchestrateOptions {
   /** Tests only: sees the run's MCP surface (server pids), and starts stdio servers without the pid namespace. */
   onMcp?: (mcp: RunMcp) => void;
   mcpNoPidNamespace?: boolean;
+  /** Tests only: web_fetch's resolver and dialler (a stub resolver, a recording dialler that refuses non-loopback). */
+  webFetchDeps?: WebFetchDeps;
 }
 
 export interface OrchestrateResult {
@@ -361,6 +364,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           read: (args) => readTool(ctx, args as ReadArgs),
           grep: (args) => grepTool(ctx, args as GrepArgs),
           write: (args) => writeTool(ctx, args as WriteArgs),
+          web_fetch: (args) => webFetchTool(ctx, options.agent.config.web.fetch, args as WebFetchArgs, options.webFetchDeps),
           ref_sql: async (args) => {
             const { ref, query } = args as { ref: string; query: string };
             liveRef(results, ref);
