@@ -44,6 +44,10 @@ describe('comis skill scan (e2e)', () => {
     const missingJson = runComis(['skill', 'scan', 'nope', '--json'], { home, cwd });
     expect(missingJson.status).toBe(2);
     expect(parseJson(missingJson.stdout)).toMatchObject({ status: 'error', error: { code: 'IO_ERROR' } });
+    // A typo in a CI glob must not pass green.
+    const typo = runComis(['skill', 'scan', 'skills/*/SKIL.md'], { home, cwd });
+    expect(typo.status).toBe(2);
+    expect(typo.stderr).toMatch(/No files matched skills\/\*\/SKIL\.md/);
     writeFileSync(join(cwd, 'baseline.json'), JSON.stringify({ version: 1, suppressions: [{ fingerprint: 'a'.repeat(32), ruleId: 'X', path: 'p' }] }));
     const noReason = runComis(['skill', 'scan', 'skills', '--baseline', 'baseline.json'], { home, cwd });
     expect(noReason.status).toBe(2);

@@ -35,7 +35,29 @@ describe('scanSkillPaths: discovery', () => {
     expect(globbed.files.map((f) => f.path)).toEqual(['skills/a/SKILL.md', 'skills/b/SKILL.md']);
     const explicit = scanSkillPaths({ paths: ['notes.txt'], cwd: root, failOn: 'warn' });
     expect(ids(explicit)).toEqual(['notes.txt:ENV_PRINTENV']);
-    expect(scanSkillPaths({ paths: ['nothing/**/SKILL.md'], cwd: root, failOn: 'critical' }).warnings[0]).toMatch(/matched nothing/);
+  });
+
+  it('globs support [...] classes, negated classes and nested braces (picomatch)', () => {
+    const root = repo({ 'skills/a1/SKILL.md': SKILL('a1', 'ok'), 'skills/a2/SKILL.md': SKILL('a2', 'ok'), 'skills/b1/SKILL.md': SKILL('b1', 'ok'), 'skills/c/SKILL.md': SKILL('c', 'ok'), 'skills/c/run.sh': 'echo\n' });
+    const paths = (glob: string): string[] => scanSkillPaths({ paths: [glob], cwd: root, failOn: 'never' }).files.map((f) => f.path);
+    expect(paths('skills/a[0-9]/SKILL.md')).toEqual(['skills/a1/SKILL.md', 'skills/a2/SKILL.md']);
+    expect(paths('skills/[!a]1/SKILL.md')).toEqual(['skills/b1/SKILL.md']);
+    expect(paths('skills/{a{1,2},c}/SKILL.md')).toEqual(['skills/a1/SKILL.md', 'skills/a2/SKILL.md', 'skills/c/SKILL.md']);
+    expect(paths('skills/**/*.{sh,md}')).toEqual(['skills/a1/SKILL.md', 'skills/a2/SKILL.md', 'skills/b1/SKILL.md', 'skills/c/run.sh', 'skills/c/SKILL.md']);
+  });
+
+  it('a glob or directory that yields no file is an error (exit 2, "No files matched"), not a green run', () => {
+    const root = repo({ 'skills/a/SKILL.md': SKILL('a', 'ok'), 'docs/readme.md': '# hi' });
+    for (const input of ['nothing/**/SKILL.md', 'skills/*/SKIL.md', 'docs']) {
+      try {
+        scanSkillPaths({ paths: ['skills', input], cwd: root, failOn: 'critical' });
+        expect.unreachable(input);
+      } catch (err) {
+        expect(err, input).toBeInstanceOf(ComisError);
+        expect((err as ComisError).message, input).toMatch(new RegExp(`^No files matched ${input.replace(/[*.]/g, '\\$&')}`));
+        expect((err as ComisError).exitCode, input).toBe(2);
+      }
+    }
   });
 
   it('reads stdin for `-` and validates its frontmatter without a directory name', () => {
@@ -55,11 +77,6 @@ describe('scanSkillPaths: discovery', () => {
       expect((err as ComisError).code).toBe('IO_ERROR');
       expect((err as ComisError).exitCode).toBe(2);
     }
-  });
-
-  it('warns about a directory without SKILL.md', () => {
-    const root = repo({ 'docs/readme.md': '# hi' });
-    expect(scanSkillPaths({ paths: ['docs'], cwd: root, failOn: 'critical' }).warnings).toEqual(['No SKILL.md found under docs']);
   });
 
   it('reports a symlink leaving the skill (HIDE_SYMLINK_ESCAPE) and archives or bytecode beside it (HIDE_BINARY_ARTIFACT)', () => {
