@@ -111,7 +111,15 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
     const hasLower = /[a-z]/.test(text);
     const hasUpper = /[A-Z]/.test(text);
     const hasDigit = /[0-9]/.test(text);
-    if (!(hasLower && hasUpper)) continue;
+    if (!(hasLower && hasUpper)) {
+      // Single-case runs (base32, upper-cased base64 alphabets) cannot be decoded reliably but hide as much:
+      // long ones with digits are OBF_BASE64_LONG. Hex digests up to SHA-512 (128) are checksums, not payloads.
+      if (text.length >= 80 && hasDigit && /[a-z]/i.test(text) && !(/^[0-9a-f]+$/i.test(text) && text.length <= 128) && !/[-_/+]/.test(text)) {
+        if (decoded++ > MAX_DECODE_CANDIDATES) break;
+        emit({ ruleId: 'OBF_BASE64_LONG', start: m.index, end: m.index + text.length, message: `Long single-case encoded run (${text.length} chars)` });
+      }
+      continue;
+    }
     const separators = (text.match(/[-_/+]/g) ?? []).length;
     if (separators / text.length > 0.15) continue; // paths, slugs, kebab-case
     if (decoded++ > MAX_DECODE_CANDIDATES) break;

@@ -16,6 +16,7 @@ import { DESTRUCTIVE_RULES } from './rules/destructive.js';
 import { ENV_RULES } from './rules/env.js';
 import { EXEC_RULES } from './rules/exec.js';
 import { HIDDEN_RULES } from './rules/hidden.js';
+import { LURE_RULES } from './rules/lures.js';
 import { NETWORK_RULES } from './rules/network.js';
 import { OBFUSCATION_RULES } from './rules/obfuscation.js';
 import { PERSISTENCE_RULES } from './rules/persistence.js';
@@ -34,6 +35,7 @@ export const RULES: readonly Rule[] = [
   ...ENV_RULES,
   ...CRYPTO_RULES,
   ...NETWORK_RULES,
+  ...LURE_RULES,
   ...CREDENTIAL_RULES,
   ...OBFUSCATION_RULES,
   ...XML_RULES,

@@ -36,6 +36,11 @@ export interface ScanPathsOptions {
   baseline?: Baseline;
   /** Honour `comis-scan-ignore RULE: reason` comments in scanned files (off by default: the attacker writes the file). */
   inlineSuppressions?: boolean;
+  /**
+   * Findings with a documentation `context` (examples, inline code, comments) are still
+   * reported but do not fail the run. Off by default: the attacker writes that framing.
+   */
+  ignoreDocumented?: boolean;
 }
 
 export interface ReportFinding extends ContentScanFinding {
@@ -449,7 +454,7 @@ export function scanSkillPaths(options: ScanPathsOptions): ScanReport {
     warn: active.filter((f) => f.severity === 'WARN').length,
     spec: active.filter((f) => f.class === 'spec').length,
     suppressed: files.reduce((n, f) => n + f.suppressed.length, 0),
-    failed: active.some((f) => failsThreshold(f.severity, options.failOn)),
+    failed: active.some((f) => failsThreshold(f.severity, options.failOn) && !(options.ignoreDocumented && f.documented)),
   };
   return { version: 1, root, failOn: options.failOn, files, warnings, summary };
 }

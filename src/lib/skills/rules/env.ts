@@ -9,7 +9,8 @@ export const ENV_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: '`printenv` command dumps all environment variables',
     help: 'Dumping the whole environment exposes every secret in it. Read only the variable you need.',
-    pattern: /\bprintenv\b(?![ \t]{1,8}[A-Za-z_])/gi,
+    // With or without arguments (the seed's upstream): `printenv AWS_SECRET_ACCESS_KEY` reads a secret as surely as a dump.
+    pattern: /\bprintenv\b(?!\.|-)/gi,
     triggers: ['printenv'],
     worstCase: 'printenv X ',
   },

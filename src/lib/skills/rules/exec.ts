@@ -1,5 +1,5 @@
 /** exec_injection: running commands, code and shells. Assembled into the one table by ../rules.ts. */
-import { backtickIsExecution, BIN_DIR, DANGEROUS_BIN, pipeHasCommandBefore, SHELL, SUDO, URL } from './fragments.js';
+import { backtickIsExecution, BIN_DIR, DANGEROUS_BIN, pipeHasCommandBefore, SHELL, subshellIsDangerous, SUDO, URL } from './fragments.js';
 import type { Rule } from './types.js';
 
 export const EXEC_RULES: readonly Rule[] = [
@@ -12,6 +12,7 @@ export const EXEC_RULES: readonly Rule[] = [
     help: 'A `$(...)` that runs a network, shell or decoding binary executes whatever it fetches or decodes. Remove it or replace it with a pinned, reviewed script.',
     pattern: new RegExp(String.raw`\$\(\s{0,8}${SUDO}${BIN_DIR}${DANGEROUS_BIN}\b(?![-.])|\b${SHELL}\s{1,8}-c\s{1,8}["']?\$\(`, 'gi'),
     triggers: ['$('],
+    check: subshellIsDangerous,
     worstCase: '$($(curl ',
   },
   {
@@ -20,7 +21,7 @@ export const EXEC_RULES: readonly Rule[] = [
     category: 'exec_injection',
     severity: 'CRITICAL',
     description: 'Backtick command injection with a dangerous binary',
-    help: 'Backtick command substitution runs a network, shell or decoding binary. Inline code in prose is not flagged; this is shell code or an execution form.',
+    help: 'Backtick command substitution runs a network, shell or decoding binary. Ordinary inline code in prose is not flagged; inline code that runs fetched content (`curl ... | sh`, `wget https://.../x.sh`) is.',
     pattern: new RegExp(String.raw`\`[ \t]{0,4}${SUDO}${BIN_DIR}${DANGEROUS_BIN}\b[^\`\n]{0,300}\``, 'gi'),
     triggers: ['`'],
     check: backtickIsExecution,
@@ -35,6 +36,9 @@ export const EXEC_RULES: readonly Rule[] = [
     help: 'Evaluating a string (or decoded/fetched data) as code hides what runs. Write the code out.',
     pattern: /\b(?:eval|exec)\s{0,4}\(\s{0,4}(?:["'`]|(?:atob|unescape|decodeURIComponent|(?:base64\.)?b64decode|bytes\.fromhex|codecs\.decode|String\.fromCharCode|compile|requests\.get|urlopen|fetch)\s{0,4}\()|\bnew\s{1,4}Function\s{0,4}\(\s{0,4}["'`]/gi,
     triggers: ['eval', 'exec', 'function'],
+    // In a script beside the skill, eval of a literal is the script's own code (issue 19 §2: ordinary
+    // for a build script, not CRITICAL by itself); eval of decoded or fetched data still is.
+    check: (ctx) => ctx.kind !== 'script' || !/[(]\s{0,4}["'`]$/.test(ctx.match[0]),
     worstCase: 'eval( exec(',
   },
   {
@@ -46,10 +50,10 @@ export const EXEC_RULES: readonly Rule[] = [
     help: 'Piping text into a shell (or `bash <(curl ...)`) runs content nobody reviewed. Download, verify a checksum or signature, then run a pinned file.',
     pattern: new RegExp(
       // A pipe needs a command before it on the same line (not a Markdown table border) and is not followed by another cell border.
-      String.raw`\|\s{0,8}${SUDO}${BIN_DIR}(?:env\s{1,8})?${SHELL}\b(?![-.\w])(?![ \t]{0,4}\|)|\b(?:${SHELL}|source|\.)\s{1,8}<\(\s{0,4}(?:curl|wget)\b|\|\s{0,8}${SUDO}(?:python[23]?|perl|ruby|node|php|iex|invoke-expression)[ \t]{0,4}(?:-[ \t]{0,4})?(?=$|[;&)])`,
+      String.raw`\|\s{0,8}${SUDO}${BIN_DIR}(?:env\s{1,8})?${SHELL}\b(?![-.\w])(?![ \t]{0,4}\|)|\|\s{0,8}${SUDO}(?:python[23]?|perl|ruby|node|php|iex|invoke-expression)[ \t]{0,4}(?:-[ \t]{0,4})?(?=$|[;&)#])`,
       'gim',
     ),
-    triggers: ['|', '<('],
+    triggers: ['|'],
     check: pipeHasCommandBefore,
     worstCase: '| | sudo ',
   },

@@ -1,5 +1,6 @@
 /** network_exfiltration: pipes from the network, reverse shells, payload hosts, data leaving. Assembled into the one table by ../rules.ts. */
 import { BIN_DIR, EMAIL, INTERPRETER, IPV4, isPublicIpv4, SHELL, SUDO, URL } from './fragments.js';
+import { CHAT_WEBHOOKS, COLLECTOR_HOSTS, hostAlternation, hostTriggers } from './hosts.js';
 import type { Rule } from './types.js';
 
 export const NETWORK_RULES: readonly Rule[] = [
@@ -10,7 +11,8 @@ export const NETWORK_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: 'curl output piped to an interpreter',
     help: 'Downloads code and runs it unseen. Pin a version, verify a checksum, and run the file.',
-    pattern: new RegExp(String.raw`\bcurl\b(?:[^\n|;&]|\\\n){0,400}\|\s{0,8}${SUDO}${BIN_DIR}(?:env\s{1,8})?${INTERPRETER}\b`, 'gi'),
+    // `bash <(curl ...)` is the same download-and-run without a pipe character.
+    pattern: new RegExp(String.raw`\bcurl\b(?:[^\n|;&]|\\\n){0,400}\|\s{0,8}${SUDO}${BIN_DIR}(?:env\s{1,8})?${INTERPRETER}\b|\b(?:${SHELL}|source|\.)\s{1,8}<\(\s{0,4}curl\b`, 'gi'),
     triggers: ['curl'],
     worstCase: 'curl curl curl ',
   },
@@ -21,9 +23,9 @@ export const NETWORK_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: 'wget output to stdout piped elsewhere',
     help: 'wget writes the download to stdout and pipes it on, usually into a shell. Save, verify, then run.',
-    pattern: /\bwget\b(?:[^\n|;&]|\\\n){0,400}\|\s{0,8}[\w\/.-]{1,40}/gi,
+    pattern: new RegExp(String.raw`\bwget\b(?:[^\n|;&]|\\\n){0,400}\|\s{0,8}[\w\/.-]{1,40}|\b(?:${SHELL}|source|\.)\s{1,8}<\(\s{0,4}wget\b`, 'gi'),
     triggers: ['wget'],
-    check: (ctx) => /(?:^|\s)(?:-[a-zA-Z]{0,4}O\s{0,2}-|--output-document(?:=|\s{1,4})-)(?=\s|\|)/.test(ctx.match[0]),
+    check: (ctx) => ctx.match[0].includes('<(') || /(?:^|\s)(?:-[a-zA-Z]{0,4}O\s{0,2}-|--output-document(?:=|\s{1,4})-)(?=\s|\|)/.test(ctx.match[0]),
     worstCase: 'wget -O- wget ',
   },
   {
@@ -58,17 +60,26 @@ export const NETWORK_RULES: readonly Rule[] = [
     category: 'network_exfiltration',
     severity: 'CRITICAL',
     description: 'Password-protected archive (hides its payload from scanners)',
-    help: 'An archive extracted with a literal password cannot be scanned; malware ships this way. Ship reviewed files instead.',
+    help: 'An archive extracted with a password given in the text cannot be scanned; lures ship payloads this way ("extract using: X", "pass: X", `7z x -pX`). Ship reviewed files instead. A mere mention of a password-protected archive is WARN.',
+    // Shapes, in any phrasing: an extract command with a password flag; an archive (word, extension or extract verb)
+    // and a password keyword in one line, in either order. The check decides whether a literal secret is given.
     pattern:
-      /\bunzip\b[^\n]{0,120}?\s-P\s{0,2}\S|\b(?:7z|7za|7zr|unrar|rar)\b[^\n]{0,120}?\s-p\S|\b(?:zip|archive|rar|7z|7-zip)\b[^.\n]{0,80}?\bpassword\b|\bpassword[- ](?:protected|encrypted)\s{1,4}(?:zip|archive|rar|7z)\b/gi,
-    triggers: ['zip', 'rar', '7z', 'archive'],
+      /\bunzip\b[^\n]{0,120}?\s-P\s{0,2}\S|\b(?:7z|7za|7zr|unrar|rar)\b[^\n]{0,120}?\s-p\S|\b(?:zip|rar|7z|7-zip|archive|\.zip|\.rar|\.7z|extract\w{0,3}|unzip\w{0,3}|unpack\w{0,3}|decompress\w{0,3})\b[^\n]{0,120}?(?:\b(?:password|passwd|passcode|passphrase|pwd|pw)\b|\bpass\s{0,2}[:=：]|\b(?:using|with)\s{0,4}[:：])|\b(?:password|passwd|passcode|passphrase|pass|pwd)\s{0,4}[:=：][^\n]{0,120}?\b(?:zip|rar|7z|archive|extract\w{0,3}|unzip\w{0,3}|unpack\w{0,3})\b|\bpassword[- ](?:protected|encrypted)\s{1,4}(?:zip|archive|rar|7z)\b/gi,
+    triggers: ['zip', 'rar', '7z', 'archive', 'extract', 'unpack', 'decompress', 'pass', 'pwd'],
     check: (ctx) => {
-      const text = ctx.raw.slice(ctx.rawStart, ctx.rawEnd);
-      if (/^unzip\b/i.test(text)) return /\s-P/.test(text);
+      const text = ctx.raw.slice(ctx.rawStart, Math.min(ctx.raw.length, ctx.rawEnd + 60));
+      if (/^unzip\b/i.test(text)) return /\s-P/.test(ctx.raw.slice(ctx.rawStart, ctx.rawEnd));
       if (/^(?:7z|7za|7zr|unrar|rar)\b/i.test(text)) return true;
-      return { severity: 'WARN' };
+      // A literal secret: "password: x", "pass - x", "pwd is x", "extract using: x", "password `x`".
+      const secret = /\b(?:password|passwd|passcode|passphrase|pwd|pw)\b\s{0,4}(?:is\s{1,4}|[:=：-]\s{0,4}|\(|["'`])\s{0,4}["'`]?[^\s"'`]{2,64}|\bpass\s{0,2}[:=：]\s{0,4}["'`]?[^\s"'`]{2,64}/i.test(text);
+      // "extract using: X" names a secret only for an archive ("extract with: tar xzf" is a command).
+      const using = /\b(?:zip|rar|7z|archive)\b[^\n]{0,120}?\b(?:using|with)\s{0,4}[:：]\s{0,4}["'`]?[^\s"'`]{2,64}/i.test(text);
+      if (secret || using) return true;
+      // Without a secret, only an archive that is said to be password-protected is worth a look ("extract steps ... set password" is not).
+      if (/\b(?:password|passwd|passcode|passphrase|pwd)\b/i.test(text) && /\b(?:zip|rar|7z|7-zip|archive)\b|\.(?:zip|rar|7z)\b/i.test(text)) return { severity: 'WARN' };
+      return false;
     },
-    worstCase: 'unzip zip 7z ',
+    worstCase: 'unzip zip 7z pass ',
   },
   {
     id: 'NET_RAW_IP_DOWNLOAD',
@@ -117,6 +128,25 @@ export const NETWORK_RULES: readonly Rule[] = [
     unless: /\b(?:never|do\s{1,4}not|don't|must\s{1,4}not)\s{1,4}(?:send|post|upload|share|forward|transmit|copy)\b/i,
     triggers: ['conversation', 'transcript', 'chat', 'session', 'notes', 'messages', 'prompt', 'context', 'history', 'input', 'email'],
     worstCase: 'conversation conversation ',
+  },
+  {
+    id: 'EXFIL_COLLECTOR_URL',
+    kind: 'pattern',
+    category: 'network_exfiltration',
+    severity: 'CRITICAL',
+    description: 'Data sent to an anonymous request collector (webhook tester, out-of-band interaction server) or, at WARN, a chat webhook',
+    help: 'Request collectors (webhook.site, pipedream, interactsh, Burp Collaborator, ...) exist to receive data nobody else can see; a skill or its scripts have no reason to talk to one. Chat webhooks (Discord, Slack, Telegram bots) are WARN: legitimate for notifications, and a common exfiltration channel.',
+    pattern: new RegExp(String.raw`(?:\b(?:https?|wss?):\/\/|\b)(?:${hostAlternation(COLLECTOR_HOSTS)}|(?:[a-z0-9-]{1,63}\.){0,2}(?:${CHAT_WEBHOOKS.map((h) => h.replace(/[.\/]/g, '\\$&')).join('|')}))`, 'gi'),
+    triggers: [...hostTriggers(COLLECTOR_HOSTS), ...hostTriggers(CHAT_WEBHOOKS)],
+    check: (ctx) => {
+      const chat = CHAT_WEBHOOKS.some((h) => ctx.match[0].toLowerCase().includes(h));
+      if (ctx.kind === 'script') return chat ? { severity: 'WARN' } : true;
+      // In Markdown, a collector is exfiltration when the paragraph sends something there.
+      const para = ctx.raw.slice(Math.max(0, ctx.rawStart - 400), Math.min(ctx.raw.length, ctx.rawEnd + 400));
+      if (!/\b(?:curl|wget|post|send|sends|sent|upload\w{0,3}|forward\w{0,3}|requests\.|fetch|beacon\w{0,3}|report\w{0,3}|exfiltrat\w{0,6}|transmit\w{0,3}|-d\s|--data)\b/i.test(para)) return false;
+      return chat ? { severity: 'WARN' } : true;
+    },
+    worstCase: 'webhook.site webhook.site ',
   },
   {
     id: 'EXFIL_MAIL_COPY',

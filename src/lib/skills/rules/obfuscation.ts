@@ -31,10 +31,10 @@ export const OBFUSCATION_RULES: readonly Rule[] = [
     description: 'base64 decode piped to another command (or executed)',
     help: 'Decoding and running in one step executes a payload nobody can read. Remove it.',
     pattern: new RegExp(
-      String.raw`\bbase64\s{1,8}(?:-[a-zA-Z0-9]{1,3}\s{1,8}){0,3}(?:-d|--decode|-D)\b[^\n|;&)]{0,200}\||\b(?:eval|exec|source|${SHELL}\s{1,8}-c)\s{1,8}["']?\$\([^()\n]{0,400}\bbase64\s{1,8}(?:-[a-zA-Z0-9]{1,3}\s{1,8}){0,3}(?:-d|--decode|-D)\b|\b(?:openssl\s{1,4}(?:enc\s{1,4})?base64|certutil)\s{1,8}(?:-[a-zA-Z]{1,10}\s{1,8}){0,3}-d(?:ecode)?\b[^\n|;&]{0,200}\||\b(?:exec|eval)\s{0,4}\(\s{0,4}(?:base64\.)?b64decode\s{0,4}\(|\bfrombase64string\b[^\n]{0,200}\b(?:iex|invoke-expression)\b|\b(?:iex|invoke-expression)\b[^\n]{0,200}\bfrombase64string\b`,
+      String.raw`\bbase64\s{1,8}(?:-[a-zA-Z0-9]{1,3}\s{1,8}){0,3}(?:-d|--decode|-D)\b[^\n|;&)]{0,200}\||\b(?:eval|exec|source|${SHELL}\s{1,8}-c)\s{1,8}["']?\$\([^()\n]{0,400}\bbase64\s{1,8}(?:-[a-zA-Z0-9]{1,3}\s{1,8}){0,3}(?:-d|--decode|-D)\b|\b(?:openssl\s{1,4}(?:enc\s{1,4})?base64|certutil)\s{1,8}(?:-[a-zA-Z]{1,10}\s{1,8}){0,3}-d(?:ecode)?\b[^\n|;&]{0,200}\||\b(?:exec|eval)\s{0,4}\(\s{0,4}(?:base64\.)?b64decode\s{0,4}\(|\bfrombase64string\b[^\n]{0,200}\b(?:iex|invoke-expression)\b|\b(?:powershell|pwsh)(?:\.exe)?\b[^\n|]{0,100}?\s-(?:e|ec|enc|encodedcommand)\s{1,4}[A-Za-z0-9+/=]{16}|\b(?:xxd\s{1,4}-r|base32\s{1,4}(?:-d|--decode))\b[^\n|;&)]{0,200}\|\s{0,8}(?:sudo\s{1,4})?(?:(?:ba|z|da)?sh|python[23]?|perl|ruby|node)\b|\b(?:iex|invoke-expression)\b[^\n]{0,200}\bfrombase64string\b`,
       'gi',
     ),
-    triggers: ['base64', 'certutil', 'b64decode'],
+    triggers: ['base64', 'certutil', 'b64decode', 'powershell', 'pwsh', 'xxd', 'base32'],
     worstCase: 'base64 -d base64 ',
   },
   {

@@ -1,5 +1,5 @@
 /** prompt_injection: overrides, scanner evasion, concealment, remote authority. Assembled into the one table by ../rules.ts. */
-import { EMAIL, URL } from './fragments.js';
+import { EMAIL, NEGATED_BEFORE, notNegated, URL } from './fragments.js';
 import type { Rule } from './types.js';
 
 export const PROMPT_INJECTION_RULES: readonly Rule[] = [
@@ -13,6 +13,7 @@ export const PROMPT_INJECTION_RULES: readonly Rule[] = [
     pattern:
       /\b(?:ignore|disregard|forget|override|bypass)\s{1,4}(?:(?:all|any|the|your|of|these|every)\s{1,4}){0,3}(?:previous|prior|above|earlier|preceding|former|other|system|developer|original|safety)\s{1,4}(?:[a-z]{1,20}\s{1,4}){0,2}?(?:instructions?|rules|prompts?|messages|guidance|guidelines|policies|directives|constraints)\b|\b(?:higher|highest)\s{1,4}priority\s{1,4}than\s{1,4}(?:any|all|the)\s{1,4}(?:other\s{1,4})?(?:instructions?|rules|messages|system)|\btakes?\s{1,4}(?:absolute\s{1,4}|full\s{1,4}|highest\s{1,4})?(?:precedence|priority)\s{1,4}over\s{1,4}(?:all|any|every|the)\s{1,4}(?:other\s{1,4}|previous\s{1,4}|system\s{1,4})?(?:instructions?|rules|prompts?|messages|guidance|policies)|\byou\s{1,4}are\s{1,4}now\s{1,4}(?:in\s{1,4})?(?:developer|dan|jailbreak|unrestricted|god)\s{0,4}mode\b/gi,
     triggers: ['ignore', 'disregard', 'forget', 'override', 'bypass', 'priority', 'precedence', 'you are now'],
+    check: notNegated,
     worstCase: 'ignore all the ignore ',
   },
   {
@@ -58,6 +59,7 @@ export const PROMPT_INJECTION_RULES: readonly Rule[] = [
       ),
     ],
     triggers: ['not', "don't", 'never', 'without', 'hidden', 'silently', 'quietly', 'secretly', 'covertly', 'surfaced', 'malfunction'],
+    notAfter: NEGATED_BEFORE,
     worstCase: 'do not mention do not ',
   },
   {

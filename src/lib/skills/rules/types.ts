@@ -69,6 +69,8 @@ export interface CooccurRule extends RuleBase {
   with: readonly RegExp[];
   /** A unit matching this is skipped (negations such as "never send ..."). */
   unless?: RegExp;
+  /** An anchor whose sentence, up to the anchor, ends in this is skipped (a negated or defensive instruction). */
+  notAfter?: RegExp;
   triggers?: readonly string[];
 }
 
