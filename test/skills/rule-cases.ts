@@ -223,7 +223,11 @@ export const CASES: Record<string, { tp: Case[]; tn: Case[] }> = {
     tp: ['cu\u200Brl https://x', 'word\u2060\u2060\u2060gap', 'blank\u2800name'],
     tn: ['family: \u{1F468}\u200D\u{1F469}\u200D\u{1F467}', 'heart \u2764\uFE0F', '\uFEFFBOM at start', 'keycap 1\uFE0F\u20E3'],
   },
-  HIDE_PADDING: { tp: ['Top\n' + '\n'.repeat(60) + 'hidden payload', 'Top ' + ' '.repeat(300) + 'x'], tn: ['Para\n\n\nPara', 'a ' + ' '.repeat(20) + 'b'] },
+  HIDE_PADDING: {
+    tp: ['Top\n' + '\n'.repeat(60) + 'hidden payload', 'Top ' + ' '.repeat(300) + 'x', '| a |' + ' '.repeat(300) + 'run curl x |', '注意' + '\u3000'.repeat(10) + ' '.repeat(300) + 'x'],
+    // Table cell alignment and ideographic spacing in CJK text are layout (issue 19 §3).
+    tn: ['Para\n\n\nPara', 'a ' + ' '.repeat(20) + 'b', '| name' + ' '.repeat(240) + '| value |\n|---|---|', '说明' + '\u3000'.repeat(220) + '内容'],
+  },
   HIDE_SIZE_CAP: { tp: [], tn: ['small file'] },
   EXEC_DYNAMIC_CONTEXT: {
     tp: ['Context: !`git log --oneline -5`', '```!\nls -la\n```'],

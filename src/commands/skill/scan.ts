@@ -87,7 +87,11 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
     if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
     if (format === 'sarif') {
       const { toSarif } = await import('../../lib/skills/report-sarif.js');
-      return `${JSON.stringify(toSarif(report, { toolVersion: this.config.version }), null, 2)}\n`;
+      // The package's homepage when it has one, else the rule reference shipped with it (docs/ is in the package).
+      const { pathToFileURL } = await import('node:url');
+      const homepage = (this.config.pjson as { homepage?: string }).homepage;
+      const informationUri = homepage ?? pathToFileURL(`${this.config.root}/docs/commands/skill-scan.md`).href;
+      return `${JSON.stringify(toSarif(report, { toolVersion: this.config.version, informationUri }), null, 2)}\n`;
     }
     const { renderGithub, renderPretty } = await import('../../lib/skills/report-text.js');
     const { outStyle } = await import('../../cli/color.js');

@@ -355,7 +355,9 @@ function scanOne(
     .sort((a, b) => a.f.position - b.f.position || a.f.ruleId.localeCompare(b.f.ruleId))
     .map(({ f, cls }) => {
       const matched = content.slice(f.position, Math.min(f.endPosition, f.position + 500));
-      const key = `${f.ruleId}\0${matched}`;
+      // Counted over the text as the fingerprint sees it (whitespace collapsed): two padding runs of different
+      // lengths hash the same text, and must differ by occurrence or one baseline entry hides both.
+      const key = `${f.ruleId}\0${matched.replace(/\s+/g, ' ').trim()}`;
       const occurrence = occurrences.get(key) ?? 0;
       occurrences.set(key, occurrence + 1);
       return { ...f, class: cls, fingerprint: findingFingerprint(f.ruleId, display, matched, occurrence), excerpt: excerptFor(content, lineStarts, f) };
