@@ -45,6 +45,32 @@ export const MAX_FINDINGS_PER_RULE = 50;
 const PATTERN_RULES = RULES.filter((r): r is PatternRule => r.kind === 'pattern');
 const COOCCUR_RULES = RULES.filter((r): r is CooccurRule => r.kind === 'cooccur');
 
+/**
+ * The literal prefilter, compiled once: one sticky-free regex over every rule's trigger
+ * literals (longest first), run once per view instead of one `includes` per trigger
+ * (hundreds of full-text passes once the host lists became triggers). Overlaps are exact:
+ * after each hit the search resumes one character later, and a hit also counts every
+ * trigger that is a substring of it ("password" contains "pass").
+ */
+const TRIGGERED_RULES = [...RULES.filter((r): r is PatternRule => r.kind === 'pattern'), ...RULES.filter((r): r is CooccurRule => r.kind === 'cooccur')];
+const ALL_TRIGGERS = [...new Set(TRIGGERED_RULES.flatMap((r) => r.triggers ?? []))].sort((a, b) => b.length - a.length);
+const TRIGGER_RE = new RegExp(ALL_TRIGGERS.map((t) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g');
+const CONTAINED: ReadonlyMap<string, readonly string[]> = new Map(ALL_TRIGGERS.map((t) => [t, ALL_TRIGGERS.filter((u) => t.includes(u))]));
+
+/** IDs of the rules whose trigger literals occur in `lower` (rules without triggers always run). */
+export function activeRules(lower: string): Set<string> {
+  const found = new Set<string>();
+  TRIGGER_RE.lastIndex = 0;
+  for (let m = TRIGGER_RE.exec(lower); m; m = TRIGGER_RE.exec(lower)) {
+    if (!found.has(m[0])) for (const t of CONTAINED.get(m[0]) ?? [m[0]]) found.add(t);
+    TRIGGER_RE.lastIndex = m.index + 1;
+    if (found.size === ALL_TRIGGERS.length) break;
+  }
+  const active = new Set<string>();
+  for (const rule of TRIGGERED_RULES) if (!rule.triggers || rule.triggers.some((t) => found.has(t))) active.add(rule.id);
+  return active;
+}
+
 const SHELL_LANGS = new Set(['', 'sh', 'bash', 'shell', 'zsh', 'console', 'shellsession', 'terminal', 'ksh', 'fish', 'powershell', 'ps1', 'pwsh', 'bat', 'cmd', 'text', 'txt', 'plaintext']);
 const CODE_EXTENSIONS = /\.(?:py|pyw|js|mjs|cjs|ts|tsx|jsx|rb|pl|php|go|rs|java|kt|cs|c|h|cpp|json|ya?ml|toml|ini|cfg|xml|html?|css|sql|lua|r|swift)$/i;
 const SHELL_EXTENSIONS = /\.(?:sh|bash|zsh|ksh|fish|ps1|bat|cmd|command|inc|shx)$/i;
@@ -267,9 +293,7 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
   };
   for (const view of views) {
     // Trigger literals are checked once per view, not per window.
-    const lower = view.text.toLowerCase();
-    const active = new Set<string>();
-    for (const rule of [...PATTERN_RULES, ...COOCCUR_RULES]) if (!rule.triggers || rule.triggers.some((t) => lower.includes(t))) active.add(rule.id);
+    const active = activeRules(view.name === 'raw' || view.name === 'comments-stripped' ? view.text.toLowerCase() : view.text);
     const windows = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
     for (const [ws, we] of windows) {
       const text = ws === 0 && we === view.text.length ? view.text : view.text.slice(ws, we);

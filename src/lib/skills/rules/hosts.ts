@@ -54,6 +54,14 @@ export function hostAlternation(hosts: readonly string[]): string {
   return String.raw`(?:[a-z0-9-]{1,63}\.){0,4}(?:${hosts.map(escape).join('|')})(?![\w-])`;
 }
 
+/**
+ * The same hosts for free text (no scheme before them): the match starts at the host name itself,
+ * bounded by a lookbehind, so the regex does not try a sub-domain prefix at every word of the file.
+ */
+export function hostAnchor(hosts: readonly string[]): string {
+  return String.raw`(?<![\w-])(?:${hosts.map(escape).join('|')})(?![\w-])`;
+}
+
 /** A raw public-looking IPv4 host (the checks filter private ranges). */
 export const RAW_IP_HOST = String.raw`(?:\d{1,3}\.){3}\d{1,3}(?![\d.])`;
 

@@ -9,7 +9,7 @@
  * OBF_BASE64_DECODE_PIPE (both seed-family rules, widened for v2).
  */
 import { isPublicIpv4, RUNNABLE_EXT } from './fragments.js';
-import { FILE_HOSTS, hostAlternation, hostTriggers, PASTE_HOSTS, REDIRECT_HOSTS, UNTRUSTED_HOST } from './hosts.js';
+import { FILE_HOSTS, hostAlternation, hostAnchor, hostTriggers, PASTE_HOSTS, REDIRECT_HOSTS, UNTRUSTED_HOST } from './hosts.js';
 import type { Rule, RuleCheck } from './types.js';
 
 const RUN_VERB = /\b(?:run|runs|running|execute|executing|launch|launching|open|install|installing|double[- ]?click|start|extract|unzip|unpack|paste|invoke|bootstrap|chmod\s{1,4}\+x|xattr|start-process|msiexec|iex|invoke-expression)\b/i;
@@ -40,7 +40,7 @@ const untrustedDownloadRuns: RuleCheck = (ctx) => {
   return RUN_VERB.test(lineAround(ctx.raw, ctx.rawStart, ctx.rawEnd)) || EXEC_SHAPE.test(commandAround(ctx.raw, ctx.rawStart, ctx.rawEnd));
 };
 
-const PASTE = hostAlternation(PASTE_HOSTS);
+const PASTE = hostAnchor(PASTE_HOSTS);
 
 export const LURE_RULES: readonly Rule[] = [
   {
@@ -64,7 +64,7 @@ export const LURE_RULES: readonly Rule[] = [
     help: 'Copy-and-paste lures ("ClickFix", fake prerequisites) get the victim to run what a paste site serves today. Put the command in the skill, where it is reviewed, or remove it.',
     scope: 'paragraph',
     scriptScope: 'paragraph',
-    anchor: new RegExp(String.raw`(?:\b(?:https?:\/\/)?|\b)${PASTE}|\b(?:win(?:dows)?(?:[ -]?key)?|⊞)\s{0,2}\+\s{0,2}r\b`, 'gi'),
+    anchor: new RegExp(String.raw`${PASTE}|\b(?:win(?:dows)?(?:[ -]?key)?|⊞)\s{0,2}\+\s{0,2}r\b`, 'gi'),
     with: [/\b(?:cop(?:y|ied|ying)|paste[sd]?|pasting|run|execute|type)\b/i, /\b(?:terminal|console|shell|command[ -](?:line|prompt)|cmd(?:\.exe)?|powershell|pwsh|bash|zsh|run\s{1,4}(?:dialog|box|window)|iterm|win(?:dows)?(?:[ -]?key)?\s{0,2}\+\s{0,2}r)\b/i],
     triggers: [...hostTriggers(PASTE_HOSTS), '+ r', '+r'],
     worstCase: 'glot.io paste glot.io ',

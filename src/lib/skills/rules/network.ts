@@ -1,6 +1,6 @@
 /** network_exfiltration: pipes from the network, reverse shells, payload hosts, data leaving. Assembled into the one table by ../rules.ts. */
 import { BIN_DIR, EMAIL, INTERPRETER, IPV4, isPublicIpv4, SHELL, SUDO, URL } from './fragments.js';
-import { CHAT_WEBHOOKS, COLLECTOR_HOSTS, hostAlternation, hostTriggers } from './hosts.js';
+import { CHAT_WEBHOOKS, COLLECTOR_HOSTS, hostAnchor, hostTriggers } from './hosts.js';
 import type { Rule } from './types.js';
 
 export const NETWORK_RULES: readonly Rule[] = [
@@ -136,7 +136,7 @@ export const NETWORK_RULES: readonly Rule[] = [
     severity: 'CRITICAL',
     description: 'Data sent to an anonymous request collector (webhook tester, out-of-band interaction server) or, at WARN, a chat webhook',
     help: 'Request collectors (webhook.site, pipedream, interactsh, Burp Collaborator, ...) exist to receive data nobody else can see; a skill or its scripts have no reason to talk to one. Chat webhooks (Discord, Slack, Telegram bots) are WARN: legitimate for notifications, and a common exfiltration channel.',
-    pattern: new RegExp(String.raw`(?:\b(?:https?|wss?):\/\/|\b)(?:${hostAlternation(COLLECTOR_HOSTS)}|(?:[a-z0-9-]{1,63}\.){0,2}(?:${CHAT_WEBHOOKS.map((h) => h.replace(/[.\/]/g, '\\$&')).join('|')}))`, 'gi'),
+    pattern: new RegExp(String.raw`${hostAnchor(COLLECTOR_HOSTS)}|(?<![\w-])(?:${CHAT_WEBHOOKS.map((h) => h.replace(/[.\/]/g, '\\$&')).join('|')})`, 'gi'),
     triggers: [...hostTriggers(COLLECTOR_HOSTS), ...hostTriggers(CHAT_WEBHOOKS)],
     check: (ctx) => {
       const chat = CHAT_WEBHOOKS.some((h) => ctx.match[0].toLowerCase().includes(h));
