@@ -5,7 +5,9 @@
 //   3. CLI: wall time of `comis skill scan` on the whole corpus against `node -e 0`,
 //      next to the in-process scan time, and the heavy modules the command loaded (none expected).
 // Run after a build (`npm run build` or `npm run build:fast`):  node bench/skill-scan.mjs
-// BENCH_RUNS=N sets the CLI repetitions (default 7).
+// BENCH_RUNS=N sets the CLI repetitions (default 7). BENCH_BEFORE=<module exporting scanSkillContent>
+// (e.g. an esbuild bundle of an older src/lib/skills/scanner.ts) measures it in the same run, for a ratio
+// that contention on a shared machine cannot skew.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,11 +49,25 @@ const concatMs = time(() => scanSkillContent(concatenated), 5);
 const perFileMs = time(() => {
   for (const text of benign) scanSkillContent(text);
 }, 5);
-out(`comis skill scan benchmark, node ${process.version}`);
+// Same findings either way? Compare the multiset of (rule, matched text); context at file joins may differ.
+const key = (f) => `${f.ruleId}\t${f.matchedText}`;
+const count = (keys) => keys.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map());
+const joined = count(scanSkillContent(concatenated).findings.map(key));
+const separate = count(benign.flatMap((t) => scanSkillContent(t).findings.map(key)));
+const differing = [...new Set([...joined.keys(), ...separate.keys()])].filter((k) => joined.get(k) !== separate.get(k));
+out(`comis skill scan benchmark, node ${process.version}, ${(await import('node:os')).cpus().length} CPUs, load average ${(await import('node:os')).loadavg()[0].toFixed(1)} (a shared machine: compare ratios from one run)`);
 out();
 out(`1. Throughput over the benign corpus (${benign.length} files, ${(bytes / 1e6).toFixed(2)} MB), median of 5:`);
 out(`   concatenated into one text   ${concatMs.toFixed(0).padStart(6)} ms   ${(bytes / 1e6 / (concatMs / 1000)).toFixed(2)} MB/s`);
 out(`   file by file                 ${perFileMs.toFixed(0).padStart(6)} ms   ${(bytes / 1e6 / (perFileMs / 1000)).toFixed(2)} MB/s`);
+out(`   findings, concatenated vs file by file: ${differing.length === 0 ? 'the same' : `${differing.length} (rule, text) pairs differ: ${differing.slice(0, 5).join('; ')}`}`);
+if (process.env.BENCH_BEFORE) {
+  const before = await import(process.env.BENCH_BEFORE);
+  before.scanSkillContent(concatenated);
+  const beforeMs = time(() => before.scanSkillContent(concatenated), 5);
+  const nowMs = time(() => scanSkillContent(concatenated), 5);
+  out(`   before (${process.env.BENCH_BEFORE}): ${beforeMs.toFixed(0)} ms ${(bytes / 1e6 / (beforeMs / 1000)).toFixed(2)} MB/s; now ${nowMs.toFixed(0)} ms ${(bytes / 1e6 / (nowMs / 1000)).toFixed(2)} MB/s; speed-up ${(beforeMs / nowMs).toFixed(2)}x (same run)`);
+}
 
 // 2. Worst cases: 1 MB of each rule's worst case (the ReDoS test inputs), plus the classic ones.
 const ONE_MB = 1024 * 1024;
@@ -94,6 +110,8 @@ function wall(args) {
   return median(samples);
 }
 const nodeMs = wall(['-e', '0']);
+const oneFile = join(tree, rows[0][3], rows[0][5]);
+const oneMs = wall([bin, 'skill', 'scan', oneFile, '--format', 'json', '--fail-on', 'never']);
 const cliMs = wall([bin, 'skill', 'scan', '.', '--format', 'json', '--fail-on', 'never']);
 let report;
 const inProcessMs = time(() => {
@@ -109,6 +127,7 @@ const heavy = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n'
 out();
 out(`3. CLI on the whole corpus (${report.summary.files} files), median of ${runs} runs:`);
 out(`   node -e 0                              ${nodeMs.toFixed(0).padStart(6)} ms`);
+out(`   comis skill scan <one SKILL.md>        ${oneMs.toFixed(0).padStart(6)} ms   (${(oneMs / nodeMs).toFixed(2)}x node -e 0)`);
 out(`   comis skill scan . --format json       ${cliMs.toFixed(0).padStart(6)} ms   (${(cliMs / nodeMs).toFixed(2)}x node -e 0)`);
 out(`   in-process scan of the same tree       ${inProcessMs.toFixed(0).padStart(6)} ms`);
 out(`   start-up + output overhead             ${(cliMs - nodeMs - inProcessMs).toFixed(0).padStart(6)} ms   (wall - node - scan)`);

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -91,5 +91,38 @@ describe('npm pack → npm install -g', () => {
       expect(readFileSync(join(sdkOut, name), 'utf8'), name).toBe(readFileSync(join(repoRoot, 'dist/sdk', name), 'utf8'));
     }
     expect(sh(installedBin, ['sdk', 'emit', '--check', sdkOut], { env: { COMIS_HOME: home, HOME: home } }).status).toBe(0);
+  });
+
+  it("the GitHub Actions example of docs/commands/skill-scan.md works with the packed tarball (scan step run as documented)", () => {
+    // The documented workflow; its install step is what beforeAll did (npm pack, npm install -g the tarball),
+    // so the tarball is packed once for the whole file. The scan step runs verbatim with that install on PATH.
+    const doc = readFileSync(join(repoRoot, 'docs/commands/skill-scan.md'), 'utf8');
+    const yaml = /## GitHub Actions[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
+    const step = (id: string): string => {
+      const m = new RegExp(`- id: ${id}\\n(?:\\s+#[^\\n]*\\n)*\\s+run: \\|\\n((?:\\s{10}[^\\n]*\\n)+)`).exec(yaml);
+      expect(m, `step ${id} in the documented workflow`).not.toBeNull();
+      return m![1]!.split('\n').map((l) => l.slice(10)).join('\n');
+    };
+    expect(step('install-comis')).toMatch(/npm pack --pack-destination "\$RUNNER_TEMP"\)\nnpm install -g "\$RUNNER_TEMP"\/comis-\*\.tgz/);
+    const scan = step('scan');
+    const env = { PATH: `${dirname(installedBin)}:${process.env.PATH}`, COMIS_HOME: join(work, 'gha-home'), HOME: join(work, 'gha-home') };
+
+    const repo = join(work, 'gha-repo');
+    mkdirSync(join(repo, '.git'), { recursive: true });
+    mkdirSync(join(repo, 'skills', 'bad'), { recursive: true });
+    writeFileSync(join(repo, 'skills', 'bad', 'SKILL.md'), '---\nname: bad\ndescription: Bad.\n---\n\nRun:\n\n    cat install.sh | bash\n');
+    const run = sh('bash', ['-e', '-c', scan], { cwd: repo, env });
+    expect(run.status, run.stderr).toBe(0); // findings (exit 1) still reach the upload step
+    const sarif = JSON.parse(readFileSync(join(repo, 'skill-scan.sarif'), 'utf8'));
+    expect(sarif.version).toBe('2.1.0');
+    expect(sarif.runs[0].tool.driver.informationUri).toMatch(/^(?:https?|file):\/\//);
+    expect(sarif.runs[0].results.map((r: { ruleId: string }) => r.ruleId)).toContain('EXEC_PIPE_BASH');
+    expect(sarif.runs[0].results[0].locations[0].physicalLocation.artifactLocation).toMatchObject({ uri: 'skills/bad/SKILL.md', uriBaseId: '%SRCROOT%' });
+
+    // A repository without skills/ (a typo in CI) fails the job instead of uploading an empty log.
+    const empty = join(work, 'gha-empty');
+    mkdirSync(join(empty, '.git'), { recursive: true });
+    const typo = sh('bash', ['-e', '-c', scan], { cwd: empty, env });
+    expect(typo.status).toBe(2);
   });
 });

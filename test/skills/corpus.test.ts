@@ -26,10 +26,17 @@ describe('development corpus', () => {
     // vitest prints this on the test's stdout: the per-source and per-family figures.
     console.log(formatCorpusTable(results));
 
+    // Issue 19 targets, per benign source and overall.
     const benign = results.filter((r) => r.label === 'benign' && !r.twin);
     expect(benign.length).toBeGreaterThan(200);
-    expect(rate(benign, (r) => r.critical), 'benign files with a CRITICAL finding').toBeLessThanOrEqual(0.02);
-    expect(rate(benign, (r) => r.security), 'benign files with any security finding').toBeLessThanOrEqual(0.08);
+    expect(rate(benign, (r) => r.critical), 'benign files with a CRITICAL finding').toBeLessThanOrEqual(0.01);
+    expect(rate(benign, (r) => r.security), 'benign files with any security finding').toBeLessThanOrEqual(0.04);
+    for (const source of new Set(benign.map((r) => r.source))) {
+      const list = benign.filter((r) => r.source === source);
+      expect(rate(list, (r) => r.critical), `${source}: benign with a CRITICAL`).toBeLessThanOrEqual(0.01);
+      expect(rate(list, (r) => r.security), `${source}: benign with any finding`).toBeLessThanOrEqual(0.04);
+    }
+    // The SkillsGoat twins are built to look suspicious: reported separately (table above), not gated.
 
     const malicious = results.filter((r) => r.label === 'malicious');
     const calibration = malicious.filter((r) => r.family === 'calibration');
@@ -37,8 +44,10 @@ describe('development corpus', () => {
     expect(calibration.filter((r) => !r.security).map((r) => r.id), 'every SkillsGoat calibration case').toEqual([]);
     const cisco = malicious.filter((r) => r.source === 'cisco-ai-defense/skill-scanner' && !r.textless);
     expect(cisco.length).toBe(6);
+    // Samples whose payload is not in the shipped text (omitted.tsv) cannot be caught by a text scanner: not gated.
+    expect(malicious.filter((r) => r.textless).length).toBeLessThanOrEqual(10);
     expect(cisco.filter((r) => !r.security).map((r) => r.id), 'every Cisco sample with text content').toEqual([]);
-    expect(rate(malicious, (r) => r.security), 'malicious samples flagged').toBeGreaterThanOrEqual(0.7);
+    expect(rate(malicious.filter((r) => !r.textless), (r) => r.security), 'malicious samples flagged (payload shipped as text)').toBeGreaterThanOrEqual(0.9);
 
     const hiding = ['cisco-ai-defense/skill-scanner/evals/test_skills/malicious/ascii-smuggling', 'optimuslabs-io/skillsgoat/pasture/obfuscation-encoding/200-rtl-override-labels/skill', 'optimuslabs-io/skillsgoat/pasture/obfuscation-encoding/200-homoglyph-imports/skill', 'optimuslabs-io/skillsgoat/pasture/context-truncation-padding/300-newline-canyon/skill', 'optimuslabs-io/skillsgoat/pasture/calibration/000-hidden-html-comment-instruction/skill'];
     const expected: Record<string, string> = { 'ascii-smuggling': 'HIDE_TAG_CHARS', '200-rtl-override-labels': 'HIDE_BIDI', '200-homoglyph-imports': 'OBF_HOMOGLYPH', '300-newline-canyon': 'HIDE_PADDING', '000-hidden-html-comment-instruction': 'HIDE_HTML_COMMENT' };

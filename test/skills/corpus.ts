@@ -34,12 +34,23 @@ export interface SampleResult {
   family: string;
   /** SkillsGoat benign twins: benign samples built to look suspicious. */
   twin: boolean;
-  /** Cisco eicar-test: malicious only through a binary that is not shipped. */
+  /**
+   * The sample's payload is not in the shipped text: a row of omitted.tsv names a file of it
+   * that was left out (a binary, an archive, a symlink, .git/ content), e.g. Cisco eicar-test.
+   */
   textless: boolean;
   security: boolean;
   critical: boolean;
   spec: boolean;
   rules: string[];
+}
+
+/** Sample directories (`<repo>/<sample_dir>`) with a file that omitted.tsv says was not shipped. */
+export function loadOmittedSamples(): Set<string> {
+  const file = join(corpusDir, 'omitted.tsv');
+  if (!existsSync(file)) return new Set();
+  const rows = readFileSync(file, 'utf8').split('\n').slice(1).filter((l) => l.trim() !== '').map((l) => l.split('\t'));
+  return new Set(rows.filter((r) => !/WHOLE SAMPLE EXCLUDED/.test(r[3] ?? '')).map((r) => `${r[0]}/${r[1]}`));
 }
 
 export function loadManifest(): ManifestRow[] {
@@ -73,6 +84,7 @@ export function evaluateCorpus(tmp: string): SampleResult[] {
     samples.set(key, sample);
   }
   const results: SampleResult[] = [];
+  const omitted = loadOmittedSamples();
   for (const [id, sample] of samples) {
     const first = sample.rows[0]!;
     const benignRepo = first.source_repo === 'github/awesome-copilot' || first.source_repo === 'K-Dense-AI/claude-scientific-skills';
@@ -87,7 +99,7 @@ export function evaluateCorpus(tmp: string): SampleResult[] {
       source: first.source_repo,
       family: first.category || '(benign repo)',
       twin: first.source_repo === 'optimuslabs-io/skillsgoat' && first.label === 'benign',
-      textless: first.category === 'eicar-test',
+      textless: omitted.has(id),
       security: security.length > 0,
       critical: security.some((f) => f.severity === 'CRITICAL'),
       spec: findings.some((f) => f.class === 'spec'),
@@ -127,12 +139,16 @@ export function formatCorpusTable(results: readonly SampleResult[]): string {
     out.push(`  ${source.padEnd(44)} n=${String(list.length).padStart(3)}  detected ${pct(list.filter((r) => r.security).length, list.length).padStart(6)}  with CRITICAL ${pct(list.filter((r) => r.critical).length, list.length).padStart(6)}`);
   }
   out.push(`  ${'all malicious samples'.padEnd(44)} n=${String(malicious.length).padStart(3)}  detected ${pct(malicious.filter((r) => r.security).length, malicious.length).padStart(6)}`);
+  const shipped = malicious.filter((r) => !r.textless);
+  out.push(`  ${'  with the payload shipped as text (gated)'.padEnd(44)} n=${String(shipped.length).padStart(3)}  detected ${pct(shipped.filter((r) => r.security).length, shipped.length).padStart(6)}  with CRITICAL ${pct(shipped.filter((r) => r.critical).length, shipped.length).padStart(6)}`);
+  const textless = malicious.filter((r) => r.textless);
+  out.push(`  ${'  payload not shipped (omitted.tsv)'.padEnd(44)} n=${String(textless.length).padStart(3)}  detected ${pct(textless.filter((r) => r.security).length, textless.length).padStart(6)}  (${textless.map((r) => r.id.split('/').filter((p) => p !== 'skill').pop()).join(', ')})`);
   out.push('Malicious, per family (detected/n):');
   const families = [...new Set(malicious.map((r) => `${r.source === 'cisco-ai-defense/skill-scanner' ? 'cisco:' : ''}${r.family}`))].sort();
   for (const family of families) {
     const list = malicious.filter((r) => `${r.source === 'cisco-ai-defense/skill-scanner' ? 'cisco:' : ''}${r.family}` === family);
     const missed = list.filter((r) => !r.security).map((r) => r.id.split('/').filter((p) => p !== 'skill').pop() ?? r.id);
-    out.push(`  ${family.padEnd(36)} ${list.filter((r) => r.security).length}/${list.length}${missed.length ? `  missed: ${missed.join(', ')}` : ''}`);
+    out.push(`  ${family.padEnd(36)} ${list.filter((r) => r.security).length}/${list.length} (n=${list.length})${missed.length ? `  missed: ${missed.join(', ')}` : ''}`);
   }
   return out.join('\n');
 }

@@ -32,6 +32,10 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
     'write-baseline': Flags.string({ description: 'Write the current findings to FILE as a baseline and exit 0.', helpValue: 'FILE', exclusive: ['sanitize'] }),
     reason: Flags.string({ description: 'Reason recorded for new entries with --write-baseline.', dependsOn: ['write-baseline'] }),
     'inline-suppressions': Flags.boolean({ description: 'Honour `comis-scan-ignore RULE: reason` comments in scanned files (off: the attacker writes the file).', default: false }),
+    'ignore-documented': Flags.boolean({
+      description: 'Findings whose context marks them as documented examples (`context` in the report) do not fail the run; they are still reported. Off: the attacker writes that framing.',
+      default: false,
+    }),
     sanitize: Flags.boolean({ description: 'Print the sanitized body (the seed pipeline) instead of scanning.', default: false }),
     'max-bytes': Flags.integer({ description: 'Per-file size cap; larger files are a finding and only the first bytes are scanned.', min: 1024, default: 4 * 1024 * 1024 }),
     root: Flags.string({ description: 'Report paths relative to DIR (default: the enclosing git work tree).', helpValue: 'DIR' }),
@@ -61,6 +65,7 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
       failOn,
       baseline: flags.baseline ? loadBaseline(flags.baseline) : undefined,
       inlineSuppressions: flags['inline-suppressions'],
+      ignoreDocumented: flags['ignore-documented'],
     });
     for (const warning of report.warnings) this.addWarning(warning);
 
@@ -82,7 +87,11 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
     if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
     if (format === 'sarif') {
       const { toSarif } = await import('../../lib/skills/report-sarif.js');
-      return `${JSON.stringify(toSarif(report, { toolVersion: this.config.version }), null, 2)}\n`;
+      // The package's homepage when it has one, else the rule reference shipped with it (docs/ is in the package).
+      const { pathToFileURL } = await import('node:url');
+      const homepage = (this.config.pjson as { homepage?: string }).homepage;
+      const informationUri = homepage ?? pathToFileURL(`${this.config.root}/docs/commands/skill-scan.md`).href;
+      return `${JSON.stringify(toSarif(report, { toolVersion: this.config.version, informationUri }), null, 2)}\n`;
     }
     const { renderGithub, renderPretty } = await import('../../lib/skills/report-text.js');
     const { outStyle } = await import('../../cli/color.js');

@@ -111,7 +111,15 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
     const hasLower = /[a-z]/.test(text);
     const hasUpper = /[A-Z]/.test(text);
     const hasDigit = /[0-9]/.test(text);
-    if (!(hasLower && hasUpper)) continue;
+    if (!(hasLower && hasUpper)) {
+      // Single-case runs (base32, upper-cased base64 alphabets) cannot be decoded reliably but hide as much:
+      // long ones with digits are OBF_BASE64_LONG. Hex digests up to SHA-512 (128) are checksums, not payloads.
+      if (text.length >= 80 && hasDigit && /[a-z]/i.test(text) && !(/^[0-9a-f]+$/i.test(text) && text.length <= 128) && !/[-_/+]/.test(text)) {
+        if (decoded++ > MAX_DECODE_CANDIDATES) break;
+        emit({ ruleId: 'OBF_BASE64_LONG', start: m.index, end: m.index + text.length, message: `Long single-case encoded run (${text.length} chars)` });
+      }
+      continue;
+    }
     const separators = (text.match(/[-_/+]/g) ?? []).length;
     if (separators / text.length > 0.15) continue; // paths, slugs, kebab-case
     if (decoded++ > MAX_DECODE_CANDIDATES) break;
@@ -418,9 +426,27 @@ export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void)
       spaces += 1;
       continue;
     }
-    if (spaces >= SPACE_RUN_THRESHOLD) report(k - spaces, k, `${spaces} consecutive spaces`);
+    if (spaces >= SPACE_RUN_THRESHOLD && !isTableCellPadding(raw, k - spaces, k) && !isCjkSpacing(raw, k - spaces, k)) report(k - spaces, k, `${spaces} consecutive spaces`);
     spaces = 0;
   }
+}
+
+/** Alignment padding of a Markdown table cell: the line is a table row and the run ends at a `|`. */
+function isTableCellPadding(raw: string, start: number, end: number): boolean {
+  if (raw[end] !== '|') return false;
+  let lineStart = start;
+  while (lineStart > 0 && start - lineStart < 4000 && raw.charCodeAt(lineStart - 1) !== 10) lineStart -= 1;
+  return /^[ \t]{0,3}\|/.test(raw.slice(lineStart, lineStart + 8));
+}
+
+function isCjk(c: number): boolean {
+  return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xff00 && c <= 0xffef) || (c >= 0x3000 && c <= 0x303f);
+}
+
+/** Ideographic spaces (U+3000) laid out between CJK text: typesetting, not a push below the fold. */
+function isCjkSpacing(raw: string, start: number, end: number): boolean {
+  for (let k = start; k < end; k++) if (raw.charCodeAt(k) !== 0x3000) return false;
+  return isCjk(raw.charCodeAt(start - 1)) || isCjk(raw.charCodeAt(end));
 }
 
 function isPaddingSpace(c: number): boolean {

@@ -5,18 +5,25 @@
  * region in UTF-16 columns and `partialFingerprints` (the baseline
  * fingerprint). Baseline and inline suppressions become SARIF suppressions.
  */
+import { isAbsolute, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { RULES } from './rules.js';
 import type { ReportFinding, ScanReport, SuppressedFinding } from './scan-paths.js';
 import type { ScanSeverity } from './types.js';
 
-const SECURITY_SEVERITY: Record<ScanSeverity, string> = { CRITICAL: '9.0', WARN: '5.0' };
+/** GitHub: "critical" is > 9.0 (9.0 itself is "high"), "medium" 4.0-6.9. */
+const SECURITY_SEVERITY: Record<ScanSeverity, string> = { CRITICAL: '9.5', WARN: '5.0' };
+/** GitHub code scanning accepts at most 25,000 results per run; more are cut with a notification. */
+export const MAX_SARIF_RESULTS = 25_000;
+
 const LEVEL: Record<ScanSeverity, 'error' | 'warning'> = { CRITICAL: 'error', WARN: 'warning' };
 
 export interface SarifOptions {
   toolVersion: string;
   informationUri?: string;
+  /** Default {@link MAX_SARIF_RESULTS}. */
+  maxResults?: number;
 }
 
 function encodeUri(path: string): string {
@@ -53,7 +60,9 @@ export function toSarif(report: ScanReport, options: SarifOptions): Record<strin
       locations: [
         {
           physicalLocation: {
-            artifactLocation: external ? { uri: 'stdin' } : path.startsWith('/') ? { uri: pathToFileURL(path).href } : { uri: encodeUri(path), uriBaseId: '%SRCROOT%' },
+            // A file outside the root (the report shows it absolute) is a relative reference too (`../x`), so the
+            // log stays portable and GitHub resolves it against the checkout instead of a runner's file:///.
+            artifactLocation: external ? { uri: 'stdin' } : { uri: encodeUri(isAbsolute(path) ? relative(report.root, path).split('\\').join('/') : path), uriBaseId: '%SRCROOT%' },
             region: {
               startLine: finding.lineNumber,
               startColumn: finding.column,
@@ -82,7 +91,22 @@ export function toSarif(report: ScanReport, options: SarifOptions): Record<strin
     }
     return result;
   };
-  const results = report.files.flatMap((file) => [...file.findings.map((f) => toResult(file.path, f)), ...file.suppressed.map((f) => toResult(file.path, f))]);
+  const all = report.files.flatMap((file) => [...file.findings.map((f) => toResult(file.path, f)), ...file.suppressed.map((f) => toResult(file.path, f))]);
+  // One alert per finding: GitHub merges results with equal fingerprints, so a repeated one gets a suffix.
+  const seen = new Map<string, number>();
+  for (const result of all) {
+    const fingerprints = result.partialFingerprints as Record<string, string>;
+    const key = `${fingerprints['comisFinding/v1']}`;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    if (n > 0) fingerprints['comisFinding/v1'] = `${key}:${n}`;
+  }
+  const max = options.maxResults ?? MAX_SARIF_RESULTS;
+  const results = all.slice(0, max);
+  const notifications =
+    all.length > max
+      ? [{ level: 'warning', message: { text: `${all.length} results, ${all.length - max} not included: GitHub code scanning accepts at most ${max} per run. Use --format json for all of them.` }, descriptor: { id: 'results-truncated' } }]
+      : [];
   return {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
@@ -100,6 +124,7 @@ export function toSarif(report: ScanReport, options: SarifOptions): Record<strin
         originalUriBaseIds: { '%SRCROOT%': { uri: pathToFileURL(report.root.endsWith('/') ? report.root : `${report.root}/`).href } },
         columnKind: 'utf16CodeUnits',
         results,
+        invocations: [{ executionSuccessful: true, toolExecutionNotifications: notifications }],
       },
     ],
   };

@@ -7,6 +7,8 @@
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
+import picomatch from 'picomatch';
+
 import { ComisError } from '../errors.js';
 import { findingFingerprint, type Baseline } from './baseline.js';
 import { validateSkillFrontmatter } from './frontmatter.js';
@@ -34,6 +36,11 @@ export interface ScanPathsOptions {
   baseline?: Baseline;
   /** Honour `comis-scan-ignore RULE: reason` comments in scanned files (off by default: the attacker writes the file). */
   inlineSuppressions?: boolean;
+  /**
+   * Findings with a documentation `context` (examples, inline code, comments) are still
+   * reported but do not fail the run. Off by default: the attacker writes that framing.
+   */
+  ignoreDocumented?: boolean;
 }
 
 export interface ReportFinding extends ContentScanFinding {
@@ -116,37 +123,15 @@ function ioError(path: string, err: unknown, action = 'read'): ComisError {
   });
 }
 
-const GLOB_CHARS = /[*?[\]{}]/;
-
-function globToRegExp(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        const slash = glob[i + 2] === '/';
-        out += slash ? '(?:[^/]*/)*' : '.*';
-        i += slash ? 2 : 1;
-      } else out += '[^/]*';
-    } else if (c === '?') out += '[^/]';
-    else if (c === '{') {
-      const close = glob.indexOf('}', i);
-      if (close < 0) out += '\\{';
-      else {
-        out += `(?:${glob.slice(i + 1, close).split(',').map((p) => p.replace(/[.+^$()|\\]/g, '\\$&').replace(/\*/g, '[^/]*')).join('|')})`;
-        i = close;
-      }
-    } else if (c === '[') {
-      const close = glob.indexOf(']', i);
-      if (close < 0) out += '\\[';
-      else {
-        out += `[${glob.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        i = close;
-      }
-    } else out += c.replace(/[.+^$()|\\/]/g, '\\$&');
-  }
-  return new RegExp(`^${out}$`);
+/** An input that yields nothing to scan fails the run (exit 2): a typo in CI must not pass green. */
+function noFilesMatched(input: string, what: 'glob' | 'directory'): ComisError {
+  return new ComisError('NOT_FOUND', `No files matched ${input}: ${what === 'glob' ? 'the glob matches no file' : 'the directory holds no SKILL.md'}, so nothing would be scanned`, {
+    hint: what === 'glob' ? 'Check the pattern (quote it so comis, not the shell, expands it), e.g. \'skills/**/SKILL.md\'.' : 'Give the directory that holds the skills, or a SKILL.md file.',
+    details: { input },
+  });
 }
+
+const GLOB_CHARS = /[*?[\]{}]/;
 
 function walk(dir: string, visit: (path: string, isDir: boolean) => void, depth = 0): void {
   if (depth > 32) return;
@@ -173,10 +158,13 @@ function expandGlob(pattern: string, cwd: string): string[] {
   const firstGlob = parts.findIndex((p) => GLOB_CHARS.test(p));
   const base = parts.slice(0, firstGlob).join('/') || '/';
   if (!existsSync(base)) return [];
-  const re = globToRegExp(parts.slice(firstGlob).join('/'));
+  // picomatch: `*`, `**`, `?`, `[...]` classes and nested `{a,{b,c}}` braces, as shells and CI tools expand them.
+  // `dot: true` because the walker scans dot-directories too (a skill's `.config/` is part of it).
+  // picomatch reads `[!a]` as the class {!, a}; shells (and users) mean "not a", as `[^a]`.
+  const isMatch = picomatch(parts.slice(firstGlob).join('/').replace(/(?<!\\)\[!/g, '[^'), { dot: true });
   const out: string[] = [];
   walk(base, (path) => {
-    if (re.test(toPosix(relative(base, path)))) out.push(path);
+    if (isMatch(toPosix(relative(base, path)))) out.push(path);
   });
   return out;
 }
@@ -184,18 +172,20 @@ function expandGlob(pattern: string, cwd: string): string[] {
 /** Files to scan: SKILL.md files and the text files in their directories; explicit files as given. */
 function discover(options: ScanPathsOptions, root: string, warnings: string[], artifacts: { path: string; ruleId: string; message: string }[]): Candidate[] {
   const byPath = new Map<string, Candidate>();
+  let matched = 0; // files (or artifacts) the current input produced, counted even when an earlier input had them
   const add = (absolute: string, skillDir: string | undefined): void => {
+    matched += 1;
     if (byPath.has(absolute)) return;
     byPath.set(absolute, { absolute, display: displayPath(root, absolute), skillDir, isSkillFile: basename(absolute) === 'SKILL.md' });
   };
-  const addDirectory = (dir: string): void => {
+  const addDirectory = (dir: string, quiet = false): void => {
     const skillDirs: string[] = [];
     walk(dir, (path, isDir) => {
       if (!isDir && basename(path) === 'SKILL.md') skillDirs.push(dirname(path));
     });
     const unique = [...new Set(skillDirs)].sort();
     if (unique.length === 0) {
-      warnings.push(`No SKILL.md found under ${displayPath(root, dir)}`);
+      if (!quiet) warnings.push(`No SKILL.md found under ${displayPath(root, dir)}`);
       return;
     }
     for (const skillDir of unique) {
@@ -211,12 +201,14 @@ function discover(options: ScanPathsOptions, root: string, warnings: string[], a
             target = '(dangling)';
           }
           if (target === '(dangling)' || !(target === realSkill || target.startsWith(realSkill + sep))) {
+            matched += 1;
             artifacts.push({ path, ruleId: 'HIDE_SYMLINK_ESCAPE', message: `symbolic link to ${target} leaves the skill directory` });
           }
           return;
         }
         if (isDir) return;
         if (OPAQUE_EXT.test(path)) {
+          matched += 1;
           artifacts.push({ path, ruleId: 'HIDE_BINARY_ARTIFACT', message: `${extname(path)} file cannot be reviewed as text` });
           return;
         }
@@ -228,24 +220,26 @@ function discover(options: ScanPathsOptions, root: string, warnings: string[], a
 
   for (const input of options.paths) {
     if (input === '-') continue;
+    matched = 0;
     const absolute = resolve(options.cwd, input);
     let stat;
     try {
       stat = statSync(absolute);
     } catch (err) {
       if (GLOB_CHARS.test(input)) {
-        const matches = expandGlob(input, options.cwd);
-        if (matches.length === 0) warnings.push(`Glob ${input} matched nothing`);
-        for (const match of matches) {
-          if (statSync(match).isDirectory()) addDirectory(match);
+        for (const match of expandGlob(input, options.cwd)) {
+          // `skills/**` also matches every subdirectory: only the directories holding skills count.
+          if (statSync(match).isDirectory()) addDirectory(match, true);
           else add(match, basename(match) === 'SKILL.md' ? dirname(match) : undefined);
         }
+        if (matched === 0) throw noFilesMatched(input, 'glob');
         continue;
       }
       throw ioError(input, err, 'scan');
     }
     if (stat.isDirectory()) addDirectory(absolute);
     else add(absolute, basename(absolute) === 'SKILL.md' ? dirname(absolute) : undefined);
+    if (matched === 0) throw noFilesMatched(input, 'directory');
   }
   return [...byPath.values()];
 }
@@ -361,7 +355,9 @@ function scanOne(
     .sort((a, b) => a.f.position - b.f.position || a.f.ruleId.localeCompare(b.f.ruleId))
     .map(({ f, cls }) => {
       const matched = content.slice(f.position, Math.min(f.endPosition, f.position + 500));
-      const key = `${f.ruleId}\0${matched}`;
+      // Counted over the text as the fingerprint sees it (whitespace collapsed): two padding runs of different
+      // lengths hash the same text, and must differ by occurrence or one baseline entry hides both.
+      const key = `${f.ruleId}\0${matched.replace(/\s+/g, ' ').trim()}`;
       const occurrence = occurrences.get(key) ?? 0;
       occurrences.set(key, occurrence + 1);
       return { ...f, class: cls, fingerprint: findingFingerprint(f.ruleId, display, matched, occurrence), excerpt: excerptFor(content, lineStarts, f) };
@@ -460,7 +456,7 @@ export function scanSkillPaths(options: ScanPathsOptions): ScanReport {
     warn: active.filter((f) => f.severity === 'WARN').length,
     spec: active.filter((f) => f.class === 'spec').length,
     suppressed: files.reduce((n, f) => n + f.suppressed.length, 0),
-    failed: active.some((f) => failsThreshold(f.severity, options.failOn)),
+    failed: active.some((f) => failsThreshold(f.severity, options.failOn) && !(options.ignoreDocumented && f.documented)),
   };
   return { version: 1, root, failOn: options.failOn, files, warnings, summary };
 }

@@ -23,7 +23,8 @@ import {
 } from './detectors.js';
 import { analyzeMarkdown, computeLineStarts, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
 import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchContext } from './rules.js';
-import type { ContentKind, ContentScanFinding, ContentScanResult, ScanRegion, ScanSeverity, ScanView } from './types.js';
+import { sentenceBefore } from './rules/fragments.js';
+import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
 import { escapeForDisplay } from './unicode.js';
 import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
 
@@ -44,6 +45,32 @@ export const MAX_FINDINGS_PER_RULE = 50;
 const PATTERN_RULES = RULES.filter((r): r is PatternRule => r.kind === 'pattern');
 const COOCCUR_RULES = RULES.filter((r): r is CooccurRule => r.kind === 'cooccur');
 
+/**
+ * The literal prefilter, compiled once: one sticky-free regex over every rule's trigger
+ * literals (longest first), run once per view instead of one `includes` per trigger
+ * (hundreds of full-text passes once the host lists became triggers). Overlaps are exact:
+ * after each hit the search resumes one character later, and a hit also counts every
+ * trigger that is a substring of it ("password" contains "pass").
+ */
+const TRIGGERED_RULES = [...RULES.filter((r): r is PatternRule => r.kind === 'pattern'), ...RULES.filter((r): r is CooccurRule => r.kind === 'cooccur')];
+const ALL_TRIGGERS = [...new Set(TRIGGERED_RULES.flatMap((r) => r.triggers ?? []))].sort((a, b) => b.length - a.length);
+const TRIGGER_RE = new RegExp(ALL_TRIGGERS.map((t) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g');
+const CONTAINED: ReadonlyMap<string, readonly string[]> = new Map(ALL_TRIGGERS.map((t) => [t, ALL_TRIGGERS.filter((u) => t.includes(u))]));
+
+/** IDs of the rules whose trigger literals occur in `lower` (rules without triggers always run). */
+export function activeRules(lower: string): Set<string> {
+  const found = new Set<string>();
+  TRIGGER_RE.lastIndex = 0;
+  for (let m = TRIGGER_RE.exec(lower); m; m = TRIGGER_RE.exec(lower)) {
+    if (!found.has(m[0])) for (const t of CONTAINED.get(m[0]) ?? [m[0]]) found.add(t);
+    TRIGGER_RE.lastIndex = m.index + 1;
+    if (found.size === ALL_TRIGGERS.length) break;
+  }
+  const active = new Set<string>();
+  for (const rule of TRIGGERED_RULES) if (!rule.triggers || rule.triggers.some((t) => found.has(t))) active.add(rule.id);
+  return active;
+}
+
 const SHELL_LANGS = new Set(['', 'sh', 'bash', 'shell', 'zsh', 'console', 'shellsession', 'terminal', 'ksh', 'fish', 'powershell', 'ps1', 'pwsh', 'bat', 'cmd', 'text', 'txt', 'plaintext']);
 const CODE_EXTENSIONS = /\.(?:py|pyw|js|mjs|cjs|ts|tsx|jsx|rb|pl|php|go|rs|java|kt|cs|c|h|cpp|json|ya?ml|toml|ini|cfg|xml|html?|css|sql|lua|r|swift)$/i;
 const SHELL_EXTENSIONS = /\.(?:sh|bash|zsh|ksh|fish|ps1|bat|cmd|command|inc|shx)$/i;
@@ -55,6 +82,21 @@ const DOCUMENTATION_CUE =
 const LEAD_IN_DOCUMENTATION_CUE = new RegExp(`${DOCUMENTATION_CUE.source}|\\b(?:avoid|never|don't|do\\s{1,4}not|bad|wrong|unsafe|dangerous|block\\w{0,3})\\b`, 'i');
 /** Words that tell the agent to run what follows. */
 const EXECUTION_CUE = /\b(?:run|execute|exec|paste|type|invoke|bootstrap)\b/i;
+
+/** Categories whose matches are commands: inert on a script's comment lines. */
+const INERT_IN_COMMENTS = new Set(['exec_injection', 'env_harvesting', 'network_exfiltration']);
+
+/**
+ * True when `position` is on a comment line. Looks back at most 200 characters (a
+ * per-match `lastIndexOf` over a file without newlines would be quadratic); a longer
+ * line counts as code, so the finding is kept.
+ */
+function isScriptCommentLine(raw: string, position: number): boolean {
+  let lineStart = position;
+  while (lineStart > 0 && position - lineStart < 200 && raw.charCodeAt(lineStart - 1) !== 10) lineStart -= 1;
+  if (lineStart > 0 && raw.charCodeAt(lineStart - 1) !== 10) return false;
+  return /^\s*(?:#(?!!)|\/\/|--\s|;|\*|\/\*)/.test(raw.slice(lineStart, Math.min(position + 1, lineStart + 200)));
+}
 
 const VIEW_NOTES: Record<ScanView, string> = {
   raw: '',
@@ -106,36 +148,37 @@ function lineAround(raw: string, position: number): { before: string; line: stri
 }
 
 /**
- * True when the match sits in an example the skill documents rather than a
- * command it tells the agent to run: a code block in a non-shell language
- * (unless the lead-in says to run it), inline code or a quotation in prose,
- * anything introduced as an example or a warning, a comment line in a script.
+ * The documentation context of a match, or undefined when it reads as an
+ * instruction: a code block in a non-shell language (unless the lead-in says to
+ * run it), inline code or a quotation in prose, anything introduced as an example
+ * or a warning, a comment line in a script. A reported property only: the
+ * attacker writes these words, so they never change a severity.
  */
-function isDocumented(doc: Document, region: ScanRegion, span: Span | undefined, position: number): boolean {
+function documentationContext(doc: Document, region: ScanRegion, span: Span | undefined, position: number): ScanContext | undefined {
   const { before, line } = lineAround(doc.raw, position);
   switch (region) {
     case 'fenced-code': {
       const leadIn = span?.leadIn ?? '';
-      if (LEAD_IN_DOCUMENTATION_CUE.test(leadIn) || /^\s*(?:#|\/\/)/.test(line)) return true;
-      if (SHELL_LANGS.has(span?.lang ?? '')) return false;
-      return !EXECUTION_CUE.test(leadIn);
+      if (LEAD_IN_DOCUMENTATION_CUE.test(leadIn) || /^\s*(?:#|\/\/)/.test(line)) return 'fenced-doc';
+      if (SHELL_LANGS.has(span?.lang ?? '')) return undefined;
+      return EXECUTION_CUE.test(leadIn) ? undefined : 'fenced-doc';
     }
     case 'indented-code':
-      return LEAD_IN_DOCUMENTATION_CUE.test(span?.leadIn ?? '');
+      return LEAD_IN_DOCUMENTATION_CUE.test(span?.leadIn ?? '') ? 'indented-doc' : undefined;
     case 'inline-code':
-      return !EXECUTION_CUE.test(before.slice(-80)) || DOCUMENTATION_CUE.test(line);
+      return !EXECUTION_CUE.test(before.slice(-80)) || DOCUMENTATION_CUE.test(line) ? 'inline-doc' : undefined;
     case 'prose': {
-      if (DOCUMENTATION_CUE.test(line)) return true;
+      if (DOCUMENTATION_CUE.test(line)) return 'prose-doc';
       const quotes = (before.match(/["“”]/g) ?? []).length;
-      return quotes % 2 === 1;
+      return quotes % 2 === 1 ? 'prose-doc' : undefined;
     }
     case 'script': {
       // Comment lines are not executed.
       const lineStart = doc.raw.lastIndexOf('\n', position - 1) + 1;
-      return /^\s*(?:#(?!!)|\/\/|--\s|;)/.test(doc.raw.slice(lineStart, Math.min(position + 1, lineStart + 200)));
+      return /^\s*(?:#(?!!)|\/\/|--\s|;)/.test(doc.raw.slice(lineStart, Math.min(position + 1, lineStart + 200))) ? 'script-comment' : undefined;
     }
     default:
-      return false;
+      return undefined;
   }
 }
 
@@ -250,9 +293,7 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
   };
   for (const view of views) {
     // Trigger literals are checked once per view, not per window.
-    const lower = view.text.toLowerCase();
-    const active = new Set<string>();
-    for (const rule of [...PATTERN_RULES, ...COOCCUR_RULES]) if (!rule.triggers || rule.triggers.some((t) => lower.includes(t))) active.add(rule.id);
+    const active = activeRules(view.name === 'raw' || view.name === 'comments-stripped' ? view.text.toLowerCase() : view.text);
     const windows = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
     for (const [ws, we] of windows) {
       const text = ws === 0 && we === view.text.length ? view.text : view.text.slice(ws, we);
@@ -287,6 +328,8 @@ function scanText(
       const { start, end } = toRawRange(view, offset + m.index, offset + m.index + m[0].length);
       const ctx = ctxBase(view, m, start, end);
       if (rule.regions && !rule.regions.includes(ctx.region)) continue;
+      // A command on a comment line of a script is never executed by it (unlike Markdown, which the model reads whole).
+      if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) continue;
       const verdict = rule.check ? rule.check(ctx) : true;
       if (verdict === false) continue;
       const adjust = typeof verdict === 'object' ? verdict : {};
@@ -310,6 +353,7 @@ function scanText(
         bounds = unitBounds(text, scope);
         boundsByScope.set(scope, bounds);
       }
+      if (rule.notAfter?.test(sentenceBefore(text, m.index))) continue;
       const unit = unitIndexAt(bounds.starts, m.index);
       let ok = verdicts.get(unit);
       if (ok === undefined) {
@@ -398,15 +442,14 @@ function toFinding(doc: Document, content: string, lineStarts: Int32Array, hit: 
   const { region, span } = position < doc.raw.length ? regionOf(doc, position) : { region: 'prose' as ScanRegion, span: undefined };
   let severity: ScanSeverity = hit.severity ?? rule.severity;
   const hiding = rule.category === 'hidden_content';
-  const documented = !hiding && doc.kind !== 'text' && isDocumented(doc, region, span, position);
-  if (documented && severity === 'CRITICAL') severity = 'WARN';
-  // The description reaches every session's system prompt, whether or not the skill is used.
+  // Context is reported beside the severity, never subtracted from it (issue 19 §1).
+  const context = hiding || doc.kind === 'text' ? undefined : documentationContext(doc, region, span, position);
+  // The description reaches every session's system prompt, whether or not the skill is used: context may only raise.
   if (region === 'description' && severity === 'WARN') severity = 'CRITICAL';
   const line = lineIndexAt(lineStarts, position);
   const endLine = lineIndexAt(lineStarts, Math.max(position, endPosition - 1));
   let message = hit.message ?? rule.description;
   if (!hit.message) message += VIEW_NOTES[hit.view];
-  if (documented) message += ' [documented example: severity lowered]';
   if (region === 'description' && severity !== (hit.severity ?? rule.severity)) message += ' [in the frontmatter description, which reaches every system prompt]';
   return {
     ruleId: rule.id,
@@ -423,6 +466,7 @@ function toFinding(doc: Document, content: string, lineStarts: Int32Array, hit: 
     message,
     view: hit.view,
     region,
-    documented,
+    documented: context !== undefined,
+    ...(context ? { context } : {}),
   };
 }

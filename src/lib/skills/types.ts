@@ -22,6 +22,7 @@ export type ScanCategory =
   | 'supply_chain'
   | 'resource_abuse'
   | 'destructive_action'
+  | 'social_engineering'
   | 'frontmatter_spec';
 
 /**
@@ -78,9 +79,25 @@ export interface ContentScanFinding {
   /** The view the match was found in (`raw` unless obfuscation had to be undone first). */
   view: ScanView;
   region: ScanRegion;
-  /** True when the match sits in an example the skill only documents (severity lowered). */
+  /**
+   * True when the match sits where a skill usually documents rather than instructs
+   * (see {@link ScanContext}). Reported only: it never lowers the severity, because
+   * the attacker writes the words and the framing that would set it.
+   */
   documented: boolean;
+  /** Why `documented` is true; absent when it is false. */
+  context?: ScanContext;
 }
+
+/**
+ * Where a documented-looking match sits: a code block introduced as an example or
+ * in a non-shell language (`fenced-doc`), an indented block introduced as an example
+ * (`indented-doc`), inline code not preceded by "run" (`inline-doc`), prose with an
+ * example/warning word or inside quotes (`prose-doc`), a comment line of a script
+ * (`script-comment`). Users may choose to not fail on these (`--ignore-documented`);
+ * by default they count like any other finding.
+ */
+export type ScanContext = 'fenced-doc' | 'indented-doc' | 'inline-doc' | 'prose-doc' | 'script-comment';
 
 export interface ContentScanResult {
   /** True when no rule matched. */

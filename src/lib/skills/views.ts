@@ -128,6 +128,33 @@ const ASCII_ONLY = /^[\x00-\x7f]*$/;
  * character with its combining marks, which keeps every output offset mapped
  * to a raw range.
  */
+/** Per code point: does the normalized view change it beyond lower-casing? Computed once per distinct character. */
+const CHANGES_UNDER_NORMALIZATION = new Map<number, boolean>();
+
+function changesUnderNormalization(cp: number): boolean {
+  let known = CHANGES_UNDER_NORMALIZATION.get(cp);
+  if (known === undefined) {
+    const ch = String.fromCodePoint(cp);
+    const folded = ch.normalize('NFKC').toLowerCase();
+    let skeleton = '';
+    for (const c of folded) skeleton += confusableSkeleton(c.codePointAt(0)!) ?? c;
+    known = isTagCharacter(cp) || isInvisible(cp) || isBidiControl(cp) || isCombiningMark(cp) || skeleton !== ch.toLowerCase();
+    CHANGES_UNDER_NORMALIZATION.set(cp, known);
+  }
+  return known;
+}
+
+/**
+ * True when some character of the text normalizes to something else than its lower case:
+ * only then is the normalized view worth building (most non-ASCII text, such as emoji,
+ * arrows, dashes and curly quotes, is left as it is). One pass over the non-ASCII characters.
+ */
+export function needsNormalizedView(text: string): boolean {
+  const nonAscii = /[^\x00-\x7f]/gu;
+  for (let m = nonAscii.exec(text); m; m = nonAscii.exec(text)) if (changesUnderNormalization(m[0].codePointAt(0)!)) return true;
+  return false;
+}
+
 export function normalizedView(input: TextView, name: ScanView): TextView {
   const text = input.text;
   if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), start: input.start, end: input.end, changes: input.changes };
@@ -191,6 +218,9 @@ export function buildViews(raw: string, withComments: boolean): TextView[] {
   const views: TextView[] = [rawView];
   const stripped = withComments ? commentsStrippedView(rawView) : undefined;
   if (stripped) views.push(stripped);
+  // Derived views only where they can differ: no character that normalization changes means the
+  // normalized view is the lower-cased raw text, which the case-insensitive rules already saw.
+  if (!needsNormalizedView(raw)) return views;
   const lowerRaw = raw.toLowerCase();
   const normalized = normalizedView(rawView, 'normalized');
   if (normalized.text !== lowerRaw) views.push(normalized);

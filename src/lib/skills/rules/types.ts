@@ -1,0 +1,92 @@
+/**
+ * The shapes of a scanner rule (pattern, co-occurrence, detector, artifact,
+ * spec) and what a rule's `check` sees about a match. Rule files import
+ * these; ../rules.ts assembles the one table.
+ */
+import type { ContentKind, ScanCategory, ScanRegion, ScanSeverity } from '../types.js';
+import type { TextView } from '../views.js';
+
+/** What a rule's `check` sees about one match. */
+export interface RuleMatchContext {
+  match: RegExpExecArray;
+  view: TextView;
+  raw: string;
+  rawStart: number;
+  rawEnd: number;
+  region: ScanRegion;
+  kind: ContentKind;
+  /** `shell` for shell scripts and shell-ish code blocks, `code` for other languages, else `prose`. */
+  flavor: 'shell' | 'code' | 'prose';
+  path: string | undefined;
+  /** True when a raw position sits inside a Markdown inline code span. */
+  inInlineCode(position: number): boolean;
+}
+
+/** `false` drops the match; an object adjusts it. */
+export type RuleCheck = (ctx: RuleMatchContext) => boolean | { severity?: ScanSeverity; message?: string };
+
+export interface RuleBase {
+  id: string;
+  category: ScanCategory;
+  severity: ScanSeverity;
+  /** One line: what the rule detects. */
+  description: string;
+  /** What to do about a finding. */
+  help: string;
+  /** Repeated to 1 MB by the ReDoS test and the benchmark. */
+  worstCase: string;
+}
+
+/** One regex over each view; every match is a finding. */
+export interface PatternRule extends RuleBase {
+  kind: 'pattern';
+  /** Global; case-insensitive unless `literalViewsOnly`. */
+  pattern: RegExp;
+  /** Lower-case literals: the rule runs on a view only when one occurs in it. */
+  triggers?: readonly string[];
+  /** Case-sensitive rules see only the raw and comments-stripped views. */
+  literalViewsOnly?: boolean;
+  /** Runs on Markdown content only. */
+  markdownOnly?: boolean;
+  /** Runs on scripts and other non-Markdown files only (code a skill ships and runs). */
+  scriptOnly?: boolean;
+  /** Only matches inside these regions count. */
+  regions?: readonly ScanRegion[];
+  /** Only for files whose path matches. */
+  pathFilter?: RegExp;
+  check?: RuleCheck;
+}
+
+/** An anchor and companions that must all occur in the same sentence or paragraph. */
+export interface CooccurRule extends RuleBase {
+  kind: 'cooccur';
+  scope: 'sentence' | 'paragraph';
+  /** Scope for non-Markdown files (scripts): whole file or paragraph. */
+  scriptScope?: 'paragraph' | 'file';
+  /** Global, case-insensitive; reported position. */
+  anchor: RegExp;
+  /** Each must match somewhere in the same unit. */
+  with: readonly RegExp[];
+  /** A unit matching this is skipped (negations such as "never send ..."). */
+  unless?: RegExp;
+  /** An anchor whose sentence, up to the anchor, ends in this is skipped (a negated or defensive instruction). */
+  notAfter?: RegExp;
+  triggers?: readonly string[];
+}
+
+/** Implemented by code in detectors.ts (non-regex scanning). */
+export interface DetectorRule extends RuleBase {
+  kind: 'detector';
+}
+
+/** Reported by the file walker about files rather than text. */
+export interface ArtifactRule extends RuleBase {
+  kind: 'artifact';
+}
+
+/** Agent Skills specification checks on the frontmatter; a separate class from security findings. */
+export interface SpecRule extends RuleBase {
+  kind: 'spec';
+}
+
+export type Rule = PatternRule | CooccurRule | DetectorRule | ArtifactRule | SpecRule;
