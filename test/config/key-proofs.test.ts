@@ -43,6 +43,12 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.skills.execSandbox.readOnlyAllowPaths': ['test/security/workspace-screen.test.ts', 'a listed directory is readable in the jail at the same path and not writable'],
   'agents.*.skills.execSandbox.jailUidRange.min': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
   'agents.*.skills.execSandbox.jailUidRange.max': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
+  'agents.*.web.search.provider': ['test/web/web-search.test.ts', 'searxng: GET /search?q=…&format=json'],
+  'agents.*.web.search.baseUrl': ['test/web/web-search.test.ts', 'searxng: GET /search?q=…&format=json'],
+  'agents.*.web.search.apiKeyEnv': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token'],
+  'agents.*.web.search.timeoutMs': ['test/web/web-search.test.ts', 'timeoutMs bounds a provider that never answers'],
+  'agents.*.web.search.defaultCount': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token and count; defaultCount and maxCount'],
+  'agents.*.web.search.maxCount': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token and count; defaultCount and maxCount'],
 };
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };

@@ -32,6 +32,13 @@ export const TOOL_TABLE: readonly ToolEntry[] = [
     summary: 'Extract a $-rooted JSONPath from a ResultRef of this run (ResultRef.jsonpath calls it).',
   },
   {
+    name: 'memory_search',
+    capability: 'orch:read',
+    summary: "Full-text search of the agent's memory (the Markdown under memory/ in its workspace), ranked.",
+  },
+  { name: 'memory_get', capability: 'orch:read', summary: 'Read one Markdown file of the agent memory (a path under memory/).' },
+  { name: 'web_search', capability: 'orch:web', summary: "Search the web through the agent's configured provider (SearXNG, Brave or Tavily)." },
+  {
     name: 'write',
     capability: 'orch:write',
     summary: "Write a file into this run's results/writes area (reaped at run end).",

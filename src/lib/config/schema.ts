@@ -16,6 +16,8 @@
  */
 import { z } from 'zod';
 
+import { webSearchSchema } from './web-search-schema.js';
+
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
 export const AUTONOMY_ROLES = ['worker', 'coordinator'] as const;
 export const TOOL_POLICY_PROFILES = [
@@ -186,6 +188,12 @@ export const agentSchema = z
       })
       .default({ toolPolicy: toolPolicySchema.parse({}), execSandbox: execSandboxSchema.parse({}) })
       .describe('Skills and sandbox settings.'),
+    web: z
+      .strictObject({
+        search: webSearchSchema.optional(),
+      })
+      .optional()
+      .describe('Daemon-side web tools of this agent (web_search).'),
   })
   .describe('One agent.');
 
