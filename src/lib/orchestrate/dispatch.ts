@@ -11,7 +11,7 @@
 import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
 import { findToolEntry, isControlPlaneTool } from '../capabilities/tool-table.js';
-import { CapCallError, type CapHandler } from '../capsocket/server.js';
+import { CapCallError, type CapHandler } from '../capsocket/protocol.js';
 import { ConfineError } from '../confine/index.js';
 import { describeDrop, type SurfaceDrop } from '../policy/surface.js';
 
