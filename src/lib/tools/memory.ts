@@ -19,7 +19,7 @@
 import { close, read } from 'node:fs';
 import { promisify } from 'node:util';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { closeSafe, walkMemory, type MemoryFile } from './memory-walk.js';
 import { ConfineError, openConfinedFile, splitConfined } from '../confine/index.js';
 import type { ChunkHit } from '../store/memory-index.js';

@@ -9,7 +9,7 @@
  * undici is imported on the first search only: no other command, and no run
  * that does not search, loads it.
  */
-import { CapCallError } from '../../capsocket/server.js';
+import { CapCallError } from '../../capsocket/protocol.js';
 import { redactSecrets } from '../../obs/output-guard.js';
 import type { SearchRequest } from './provider.js';
 

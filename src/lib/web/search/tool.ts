@@ -10,7 +10,7 @@
  * endpoint (no redirect is followed) and never appears in a result or an
  * error.
  */
-import { CapCallError } from '../../capsocket/server.js';
+import { CapCallError } from '../../capsocket/protocol.js';
 import type { ResolvedAgent } from '../../config/load.js';
 import { registerSecret } from '../../obs/output-guard.js';
 import { resolveSourceProfile } from '../../policy/source-profiles.js';
