@@ -31,6 +31,7 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.autonomy.limits.memoryMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.fileSizeMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.tmpSizeMb': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
+  'agents.*.autonomy.limits.tmpInodes': ['test/e2e/config-keys.test.ts', 'tmpInodes: /tmp and /dev/shm hold the configured number of inodes, the default 16384 without it'],
   'agents.*.autonomy.limits.maxProcesses': ['test/e2e/config-keys.test.ts', 'memoryMb, fileSizeMb, tmpSizeMb and maxProcesses'],
   'agents.*.autonomy.limits.resultFileMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
   'agents.*.autonomy.limits.resultRunMb': ['test/e2e/config-keys.test.ts', 'resultFileMb and resultRunMb'],
@@ -49,6 +50,13 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.web.search.timeoutMs': ['test/web/web-search.test.ts', 'timeoutMs bounds a provider that never answers'],
   'agents.*.web.search.defaultCount': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token and count; defaultCount and maxCount'],
   'agents.*.web.search.maxCount': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token and count; defaultCount and maxCount'],
+  'agents.*.web.fetch.allowHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  'agents.*.web.fetch.denyHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  'agents.*.web.fetch.allowPrivate': ['test/e2e/web-fetch.test.ts', 'allowPrivate opens the local server'],
+  'agents.*.web.fetch.followRedirects': ['test/security/web-ssrf.test.ts', 'followRedirects: false refuses the first 3xx'],
+  'agents.*.web.fetch.timeoutMs': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
+  'agents.*.web.fetch.maxResponseBytes': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
+  'agents.*.web.fetch.maxChars': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
 };
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };

@@ -126,13 +126,13 @@ describe('docs describe only what exists', () => {
   // Positive controls: the checks above would see a missing tool or command.
   it('catches a tool that does not exist, in both call forms, unless the line says "not yet"', () => {
     const doc = [
-      'const page = await comis_tools.web_fetch({ url });',
+      'const page = await comis_tools.web_crawl({ url });',
       'comis_tools.mcp.github.search({ q })',
       'await comis_tools.read({ path }); comis_tools.describe()',
       '`comis_tools.web_search()` is not yet available',
     ].join('\n');
     expect(toolProblems('x.md', doc, tools).map((p) => p.where + ' ' + p.what)).toEqual([
-      'x.md:1 comis_tools.web_fetch( names no tool of src/lib/capabilities/tool-table.ts',
+      'x.md:1 comis_tools.web_crawl( names no tool of src/lib/capabilities/tool-table.ts',
       'x.md:2 comis_tools.mcp.github.search( names no tool of src/lib/capabilities/tool-table.ts',
     ]);
   });

@@ -119,7 +119,7 @@ describe('comis CLI', () => {
   });
 
   it('--help, --version and jail probe load no heavy module and no other command', () => {
-    const forbidden = /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\//;
+    const forbidden = /better-sqlite3|\/ink\/|\/react\/|undici|linkedom|readability|ipaddr|duckdb|\/esbuild\/|\/pino\//;
     for (const args of [['--help'], ['--version'], ['jail', 'probe', '--json'], ['sdk', 'emit', '--out', tempDir()]]) {
       const trace = join(tempDir(), 'trace.txt');
       runComis(args, {

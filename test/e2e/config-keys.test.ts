@@ -47,6 +47,16 @@ describe('config keys take effect', () => {
     else expect(nproc).toBeGreaterThanOrEqual(17);
   });
 
+  it('tmpInodes: /tmp and /dev/shm hold the configured number of inodes, the default 16384 without it', () => {
+    const code = `import os\nprint(os.statvfs('/tmp').f_files, os.statvfs('/dev/shm').f_files)\n`;
+    const h = makeHome('agents:\n  default:\n    autonomy:\n      limits:\n        tmpInodes: 777\n');
+    const res = h.run(['orchestrate', h.script('i.py', code)]);
+    expect(res.stderr).toMatch(SUCCESS_LINE);
+    expect(res.stdout.trim()).toBe('777 777');
+    const d = makeHome();
+    expect(d.run(['orchestrate', d.script('i.py', code)]).stdout.trim()).toBe('16384 16384');
+  });
+
   it('resultFileMb and resultRunMb: a ResultRef over the per-file cap and writes over the run budget are tool errors', () => {
     const h = makeHome('agents:\n  default:\n    autonomy:\n      write: true\n      limits:\n        resultFileMb: 1\n        resultRunMb: 2\n');
     const ws = h.workspace();

@@ -39,6 +39,35 @@ function request(overrides: Partial<JailRequest> = {}): JailRequest {
 const invalid = expectInputInvalid;
 
 describe('jail plan', () => {
+  it('the inode-bounded tmpfs pair: root mounts it in the stager, not root in a user namespace of its own, weakened it is bubblewrap --tmpfs', () => {
+    const opts = 'nosuid,nodev,mode=1777,size=67108864,nr_inodes=500';
+    const req = request({ limits: { ...DEFAULT_JAIL_LIMITS, tmpInodes: 500 } });
+    const asRoot = buildJailPlan(req, [], { ...rootCtx, tools: { ...tools, tmpfsMount: 'stage' }, stageDir: '/stage' });
+    expect(asRoot.stage).toEqual([{ path: '/stage/0', isDir: true }, { path: '/stage/1', isDir: true }]);
+    const rootArgs = asRoot.args.join(' ');
+    expect(rootArgs).toContain(`/usr/bin/unshare --mount --propagation private -- /usr/bin/sh -c`);
+    expect(rootArgs).toContain(`comis-stage /usr/bin/mount ${opts} /stage/0 ${opts} /stage/1 -- -- /usr/bin/setpriv`);
+    const inJail = planOptions(asRoot).join(' ');
+    expect(inJail).toContain('--bind /stage/0 /tmp --bind /stage/1 /dev/shm');
+    expect(inJail).not.toContain('--tmpfs');
+
+    const user = buildJailPlan(req, [], { ...rootCtx, root: false, hostUid: 1000, tools: { ...tools, tmpfsMount: 'userns' }, stageDir: '/stage' });
+    const userArgs = user.args.join(' ');
+    expect(userArgs).toContain(`/usr/bin/unshare --user --map-root-user --mount --propagation private -- /usr/bin/sh -c`);
+    expect(userArgs).toContain(`comis-stage /usr/bin/mount ${opts} /stage/0 ${opts} /stage/1 -- -- /usr/bin/unshare --user --map-user=1000 --map-group=1000 -- /usr/bin/bwrap --args`);
+    expect(userArgs).not.toContain('setpriv --reuid');
+
+    // A mode of the other kind of caller is ignored, and the test-only weakening goes back to bubblewrap's own tmpfs.
+    for (const plan of [
+      buildJailPlan(req, [], { ...rootCtx, root: false, hostUid: 1000, tools: { ...tools, tmpfsMount: 'stage' } }),
+      buildJailPlan({ ...req, testOnlyWeaken: { tmpInodes: true } }, [], { ...rootCtx, tools: { ...tools, tmpfsMount: 'stage' } }),
+    ]) {
+      expect(plan.stage).toEqual([]);
+      expect(planOptions(plan).join(' ')).toContain('--perms 1777 --size 67108864 --tmpfs /tmp');
+    }
+    for (const tmpInodes of [0, 63, 1.5, 16_777_217]) invalid(() => checkRequest(request({ limits: { ...DEFAULT_JAIL_LIMITS, tmpInodes } })));
+  });
+
   it('default limits match the config schema defaults (the workspace quota is the runner limits, not the jail ones)', () => {
     const { timeoutMs: _t, stdoutCapBytes: _s, resultFileMb: _f, resultRunMb: _r, workspaceMb: _w, workspaceInodes: _i, ...schemaDefaults } = jailLimitsSchema.parse({});
     expect(DEFAULT_JAIL_LIMITS).toEqual(schemaDefaults);

@@ -112,13 +112,24 @@ describe('user namespace restrictions, in words', () => {
 describe('smoke output', () => {
   it('parses the report of a hardened jail', () => {
     const ok = parseSmokeOutput(
-      ['status Uid:\t1000\t1000\t1000\t1000', 'status CapEff:\t0000000000000000', 'status NoNewPrivs:\t1', 'status Seccomp:\t2', 'pid 1', 'netdev Inter-|   Receive', 'netdev  face |bytes', 'netdev     lo:       0       0', 'ws writable', 'usr readonly', 'etc synthetic'].join('\n'),
+      ['status Uid:\t1000\t1000\t1000\t1000', 'status CapEff:\t0000000000000000', 'status NoNewPrivs:\t1', 'status Seccomp:\t2', 'pid 1', 'netdev Inter-|   Receive', 'netdev  face |bytes', 'netdev     lo:       0       0', 'ws writable', 'usr readonly', 'etc synthetic', 'tmpinodes 16384 16384'].join('\n'),
+      16_384,
     );
     expect(ok.every((c) => c.ok)).toBe(true);
   });
 
+  it('the tmpfs inode bound: checked against the expected nr_inodes, advisory where the host cannot give it', () => {
+    const lines = ['tmpinodes 3002235 3002235'];
+    const wrong = parseSmokeOutput(lines.join('\n'), 16_384).find((c) => c.name === 'tmp inodes bounded')!;
+    expect(wrong).toMatchObject({ ok: false, detail: 'nr_inodes 3002235 and 3002235 (want 16384)' });
+    expect(wrong.advisory).toBeUndefined();
+    const unavailable = parseSmokeOutput(lines.join('\n')).find((c) => c.name === 'tmp inodes bounded')!;
+    expect(unavailable).toMatchObject({ ok: false, advisory: true });
+    expect(unavailable.detail).toContain('bounded in bytes only');
+  });
+
   it('flags root, capabilities, missing seccomp and a real network interface', () => {
-    const bad = parseSmokeOutput(['status Uid:\t0\t0\t0\t0', 'status CapEff:\t000001ffffffffff', 'status NoNewPrivs:\t0', 'status Seccomp:\t0', 'pid 2', 'netdev     lo: 0', 'netdev   eth0: 0', 'ws readonly', 'usr writable', 'etc host'].join('\n'));
+    const bad = parseSmokeOutput(['status Uid:\t0\t0\t0\t0', 'status CapEff:\t000001ffffffffff', 'status NoNewPrivs:\t0', 'status Seccomp:\t0', 'pid 2', 'netdev     lo: 0', 'netdev   eth0: 0', 'ws readonly', 'usr writable', 'etc host', 'tmpinodes 99 99'].join('\n'), 16_384);
     expect(bad.filter((c) => c.ok)).toEqual([]);
     expect(bad.find((c) => c.name === 'no network')!.detail).toBe('interfaces: lo, eth0');
   });

@@ -41,7 +41,7 @@ function render(r: ProbeReport, verbose: boolean): string {
   for (const f of r.userNamespaces.findings) lines.push(`  note: ${f}`);
   if (r.checks.length > 0) {
     lines.push('', 'Smoke test (the real hardened jail: no network, read-only system, writable scratch workspace):');
-    for (const c of r.checks) lines.push(`${mark(c.ok)}  ${c.name.padEnd(20)} ${c.detail}`);
+    for (const c of r.checks) lines.push(`${c.advisory && !c.ok ? outStyle().dim('  warn') : mark(c.ok)}  ${c.name.padEnd(20)} ${c.detail}`);
   }
   lines.push('', 'Runtime for orchestrate:');
   for (const p of [r.runtime.node, r.runtime.python3, r.runtime.jq]) lines.push(runtimeLine(p));

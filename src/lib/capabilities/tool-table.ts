@@ -52,6 +52,12 @@ export const TOOL_TABLE: readonly ToolEntry[] = [
     inlinePayload: 'value',
   },
   {
+    name: 'web_fetch',
+    capability: 'orch:web',
+    summary: 'Fetch an http(s) URL daemon-side through the SSRF guard; the page comes back as untrusted data (readable text or the data itself).',
+    inlinePayload: 'content',
+  },
+  {
     name: 'write',
     capability: 'orch:write',
     summary: "Write a file into this run's results/writes area (reaped at run end).",

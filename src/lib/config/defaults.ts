@@ -12,12 +12,13 @@ export function defaultAgentConfig(): AgentConfig {
       role: 'worker',
       write: false,
       approvals: false,
-      limits: { timeoutMs: 60_000, memoryMb: 4096, maxProcesses: 64, fileSizeMb: 256, tmpSizeMb: 64, resultFileMb: 8, resultRunMb: 64, workspaceMb: 1024, workspaceInodes: 100_000, stdoutCapBytes: 4 * 1024 * 1024 },
+      limits: { timeoutMs: 60_000, memoryMb: 4096, maxProcesses: 64, fileSizeMb: 256, tmpSizeMb: 64, tmpInodes: 16_384, resultFileMb: 8, resultRunMb: 64, workspaceMb: 1024, workspaceInodes: 100_000, stdoutCapBytes: 4 * 1024 * 1024 },
     },
     skills: {
       toolPolicy: { profile: 'full', allow: [], deny: [] },
       execSandbox: { enabled: 'always', readOnlyAllowPaths: [] },
     },
+    web: { fetch: { allowHosts: [], denyHosts: [], allowPrivate: [], followRedirects: true, timeoutMs: 30_000 } },
   };
 }
 

@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 
-import { webSearchSchema } from './web-search-schema.js';
+import { webSchema } from './web-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
 export const AUTONOMY_ROLES = ['worker', 'coordinator'] as const;
@@ -75,6 +75,13 @@ export const jailLimitsSchema = z
       .max(65_536)
       .default(64)
       .describe('Size of the private RAM-backed /tmp and /dev/shm inside the jail, in MiB.'),
+    tmpInodes: z
+      .number()
+      .int()
+      .min(64)
+      .max(1_000_000)
+      .default(16_384)
+      .describe('Most files, directories and links in each of the private /tmp and /dev/shm (the tmpfs nr_inodes bound; each inode is kernel memory no byte limit counts).'),
     resultFileMb: z
       .number()
       .int()
@@ -188,12 +195,7 @@ export const agentSchema = z
       })
       .default({ toolPolicy: toolPolicySchema.parse({}), execSandbox: execSandboxSchema.parse({}) })
       .describe('Skills and sandbox settings.'),
-    web: z
-      .strictObject({
-        search: webSearchSchema.optional(),
-      })
-      .optional()
-      .describe('Daemon-side web tools of this agent (web_search).'),
+    web: webSchema.default(webSchema.parse({})),
   })
   .describe('One agent.');
 

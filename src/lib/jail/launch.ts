@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { ComisError } from '../errors.js';
 import { MIN_JAIL_HOST_UID, countTasksOfUid, deriveJailUid, inheritableFds, isRoot, readProcStat } from './host.js';
-import { buildJailPlan, checkRequest, reachableBy, readHardLimits, resolveMounts, type JailPlan, type JailTools } from './plan.js';
+import { buildJailPlan, checkRequest, reachableBy, readHardLimits, resolveMounts, tmpfsMountMode, type JailPlan, type JailTools } from './plan.js';
 import type { SeccompArch } from './seccomp.js';
 import type { JailRequest } from './types.js';
 
@@ -117,7 +117,9 @@ export function jailHostUid(req: JailRequest, root: boolean): number {
  * unprivileged jail uid cannot reach (a workspace under a 0700 /root, a
  * pyenv python) get a fresh 0711 stage directory with one placeholder per
  * such mount; the plan binds the real sources onto them in a private mount
- * namespace, so the host never sees those binds.
+ * namespace, so the host never sees those binds. The same stage holds the
+ * two mount points of the inode-bounded /tmp and /dev/shm (root, or not
+ * root where the detection found a user namespace of our own usable).
  */
 export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompArch): Launch {
   checkRequest(req);
@@ -130,7 +132,8 @@ export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompA
     stageDir = undefined;
   };
   try {
-    if (mounts.some((m) => m.staged)) {
+    const boundTmpfs = !req.testOnlyWeaken?.tmpInodes && tmpfsMountMode({ tools, root }) !== undefined;
+    if (boundTmpfs || mounts.some((m) => m.staged)) {
       const parent = stageParent(hostUid);
       sweepStaleStages(parent);
       stageDir = mkdtempSync(join(parent, `${STAGE_PREFIX}${process.pid}-`));

@@ -8,8 +8,10 @@
  *
  *   prlimit --nproc --as --fsize --core --nofile --
  *     [with a deadline: setpriv --pdeathsig KILL -- timeout -s KILL <secs> --]
- *     [root, some mount source unreachable by the jail uid:
- *      unshare --mount -- sh -c '<bind sources onto a 0711 stage dir>' ... --]
+ *     [root: unshare --mount -- sh -c '<mount the inode-bounded /tmp and /dev/shm
+ *      tmpfs, bind sources the jail uid cannot reach, onto a 0711 stage dir>' ... --]
+ *     [not root, the host allows it: unshare --user --map-root-user --mount --
+ *      sh -c '<mount the inode-bounded tmpfs pair onto the stage dir>' ... --]
  *     [root: setpriv --reuid U --regid U --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs]
  *       bwrap --args 3 [non-root: --block-fd G] -- COMMAND...
  *
@@ -37,7 +39,7 @@ import { posix } from 'node:path';
 
 import { ComisError } from '../errors.js';
 import { buildSeccompFilter, type SeccompArch } from './seccomp.js';
-import type { JailMount, JailRequest, JailResourceLimits } from './types.js';
+import { DEFAULT_TMP_INODES, type JailMount, type JailRequest, type JailResourceLimits } from './types.js';
 
 /** uid and gid of the script inside the jail (mapped to the unprivileged host uid). */
 export const JAIL_UID = 1000;
@@ -72,6 +74,15 @@ export interface JailTools {
   unshare?: string;
   mount?: string;
   sh?: string;
+  /**
+   * How /tmp and /dev/shm get their inode bound (`nr_inodes`, which
+   * bubblewrap's own `--tmpfs` cannot set): `stage`, as root, mounts them in
+   * the stager's private mount namespace; `userns`, not root, in a user and
+   * mount namespace of our own (`unshare --user --map-root-user`), which the
+   * detection enables only when its smoke test passes that way. Absent:
+   * bubblewrap's `--tmpfs`, bounded in bytes only.
+   */
+  tmpfsMount?: 'stage' | 'userns';
 }
 
 export interface PlanContext {
@@ -157,6 +168,9 @@ function checkLimits(limits: JailResourceLimits): void {
   for (const key of ['memoryMb', 'maxProcesses', 'fileSizeMb', 'tmpSizeMb'] as const) {
     const v = limits[key];
     if (!Number.isInteger(v) || v < 1) throw invalid(`Jail limit ${key} must be a positive integer, got ${String(v)}.`);
+  }
+  if (limits.tmpInodes !== undefined && (!Number.isInteger(limits.tmpInodes) || limits.tmpInodes < 64 || limits.tmpInodes > 16_777_216)) {
+    throw invalid(`Jail limit tmpInodes must be an integer from 64 to 16777216, got ${String(limits.tmpInodes)}.`);
   }
   if (limits.maxProcesses < 4) throw invalid('Jail limit maxProcesses must be at least 4.');
 }
@@ -290,9 +304,17 @@ export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'r
  * private mount namespace, then exec the rest of the chain. `unset PWD`: the
  * shell exports it, and bubblewrap must start with an empty environment.
  */
-const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; m=$1; shift; while [ "$1" != -- ]; do "$m" -n --bind -- "$1" "$2"; shift 2; done; shift; exec "$@"';
+const STAGE_SCRIPT =
+  'set -e; unset PWD OLDPWD; m=$1; shift; ' +
+  'while [ "$1" != -- ]; do "$m" -n -t tmpfs -o "$1" -- tmpfs "$2"; shift 2; done; shift; ' +
+  'while [ "$1" != -- ]; do "$m" -n --bind -- "$1" "$2"; shift 2; done; shift; exec "$@"';
 
-function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number): string[] {
+/** Mount options of a private tmpfs: comis's own integers only, never caller text. */
+function tmpfsOptions(limits: JailResourceLimits): string {
+  return `nosuid,nodev,mode=1777,size=${limits.tmpSizeMb * MIB},nr_inodes=${limits.tmpInodes ?? DEFAULT_TMP_INODES}`;
+}
+
+function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number, tmpfs?: { tmp: string; shm: string }): string[] {
   const a: string[] = [
     '--unshare-all',
     '--unshare-user',
@@ -317,14 +339,19 @@ function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number)
     else if (st.isDirectory()) a.push('--ro-bind', p, p); // a host without merged /usr
   }
   const tmp = String(limits.tmpSizeMb * MIB);
-  a.push(
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--perms', '1777', '--size', tmp, '--tmpfs', '/tmp',
-    '--perms', '1777', '--size', tmp, '--tmpfs', '/dev/shm',
-  );
+  a.push('--proc', '/proc', '--dev', '/dev');
+  if (tmpfs) a.push('--bind', noNul(tmpfs.tmp, 'tmpfs stage'), '/tmp', '--bind', noNul(tmpfs.shm, 'tmpfs stage'), '/dev/shm');
+  else a.push('--perms', '1777', '--size', tmp, '--tmpfs', '/tmp', '--perms', '1777', '--size', tmp, '--tmpfs', '/dev/shm');
   for (const path of Object.keys(JAIL_ETC)) a.push('--perms', '0444', '--ro-bind-data', String(etcFd(path)), path);
   return a;
+}
+
+/** How this plan bounds the tmpfs inodes, if it can (see {@link JailTools.tmpfsMount}). */
+export function tmpfsMountMode(ctx: Pick<PlanContext, 'tools' | 'root'>): 'stage' | 'userns' | undefined {
+  const mode = ctx.tools.tmpfsMount;
+  if (mode === 'stage') return ctx.root ? 'stage' : undefined;
+  if (mode === 'userns') return ctx.root ? undefined : 'userns';
+  return undefined;
 }
 
 /** Test only: drops the named options (with the value `--cap-drop` takes). */
@@ -351,10 +378,23 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
   };
   const argsFd = addFd(Buffer.alloc(0)); // filled last
   const seccompFd = addFd(buildSeccompFilter(ctx.arch, { omit: req.testOnlyWeaken?.seccomp ?? [] }));
-  const b = weaken(systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!)), req.testOnlyWeaken?.bwrap ?? []);
 
   const stage: JailPlan['stage'] = [];
   const stageBinds: string[] = [];
+  // The inode-bounded tmpfs pair, mounted by the stager onto stage entries 0 and 1.
+  const tmpfsMode = req.testOnlyWeaken?.tmpInodes ? undefined : tmpfsMountMode(ctx);
+  const stageTmpfs: string[] = [];
+  let tmpfsPaths: { tmp: string; shm: string } | undefined;
+  if (tmpfsMode) {
+    if (!ctx.stageDir) throw new Error('buildJailPlan: a bounded tmpfs needs ctx.stageDir');
+    tmpfsPaths = { tmp: posix.join(ctx.stageDir, '0'), shm: posix.join(ctx.stageDir, '1') };
+    for (const path of [tmpfsPaths.tmp, tmpfsPaths.shm]) {
+      stage.push({ path, isDir: true });
+      stageTmpfs.push(tmpfsOptions(req.limits), path);
+    }
+  }
+  const b = weaken(systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!), tmpfsPaths), req.testOnlyWeaken?.bwrap ?? []);
+
   for (const m of orderMounts(mounts)) {
     let source = m.realSource;
     if (m.staged) {
@@ -384,8 +424,21 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (stage.length > 0) {
       const { unshare, mount, sh } = ctx.tools;
       if (!unshare || !mount || !sh) throw new Error('buildJailPlan: staging needs unshare, mount and sh');
-      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageBinds, '--', ...chain];
+      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageTmpfs, '--', ...stageBinds, '--', ...chain];
     }
+  } else if (tmpfsMode === 'userns') {
+    // A user namespace of our own, where we are root over nothing but it:
+    // enough to mount a tmpfs with nr_inodes. bubblewrap must not start as
+    // that root (it would keep capabilities unless told to drop them), so a
+    // second, nested user namespace maps our uid back to a plain uid without
+    // capabilities, and bubblewrap runs exactly as it would unprivileged; the
+    // jail's host uid is still ours, and the mounts stay visible (same mount
+    // namespace).
+    const { unshare, mount, sh } = ctx.tools;
+    if (!unshare || !mount || !sh) throw new Error('buildJailPlan: a bounded tmpfs needs unshare, mount and sh');
+    const u = String(ctx.hostUid);
+    chain = [unshare, '--user', `--map-user=${u}`, `--map-group=${u}`, '--', ...chain];
+    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageTmpfs, '--', '--', ...chain];
   }
   if (req.deadlineMs !== undefined) {
     // Outermost after the rlimits, before any uid change: a credential change

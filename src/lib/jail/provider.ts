@@ -23,16 +23,16 @@ import { dirname, join } from 'node:path';
 import { findHelper, findOnPath, isRoot } from './host.js';
 import { dataFdsFromFiles, prepareLaunch, withInheritedFdsCovered } from './launch.js';
 import { prepareWritableDir } from './mounts.js';
-import type { JailTools } from './plan.js';
+import { tmpfsMountMode, type JailTools } from './plan.js';
 import { hostSeccompArch, type SeccompArch } from './seccomp.js';
-import type { SandboxProblem, SandboxProviderInfo, SmokeCheck } from './types.js';
+import { DEFAULT_TMP_INODES, type SandboxProblem, type SandboxProviderInfo, type SmokeCheck } from './types.js';
 
 /**
  * Default resource limits of a jail: the values of `jailLimitsSchema` in
  * src/lib/config/schema.ts (kept here so the jail needs no zod; a test
  * asserts they match).
  */
-export const DEFAULT_JAIL_LIMITS = { memoryMb: 4096, maxProcesses: 64, fileSizeMb: 256, tmpSizeMb: 64 } as const;
+export const DEFAULT_JAIL_LIMITS = { memoryMb: 4096, maxProcesses: 64, fileSizeMb: 256, tmpSizeMb: 64, tmpInodes: DEFAULT_TMP_INODES } as const;
 
 /** bubblewrap 0.8.0 added --disable-userns, which the jail relies on. */
 export const MIN_BWRAP_VERSION = [0, 8, 0] as const;
@@ -173,10 +173,12 @@ const SMOKE_SCRIPT = [
   `if (echo ok > ${SMOKE_WORKSPACE}/.comis-probe) 2>/dev/null && read -r v < ${SMOKE_WORKSPACE}/.comis-probe && [ "$v" = ok ]; then echo "ws writable"; else echo "ws readonly"; fi`,
   'if (: > /usr/.comis-probe) 2>/dev/null; then echo "usr writable"; else echo "usr readonly"; fi',
   'if [ -e /etc/shadow ]; then echo "etc host"; else echo "etc synthetic"; fi',
+  // Total inodes of each private tmpfs (statfs f_files): the nr_inodes bound, or the kernel's RAM-sized default.
+  'echo "tmpinodes $(stat -f -c %c /tmp) $(stat -f -c %c /dev/shm)"',
 ].join('\n');
 
 /** Reads the smoke program's report into named checks. */
-export function parseSmokeOutput(out: string): SmokeCheck[] {
+export function parseSmokeOutput(out: string, expectTmpInodes?: number): SmokeCheck[] {
   const lines = out.split('\n');
   const status = (key: string): string | undefined => {
     const l = lines.find((x) => x.startsWith(`status ${key}:`));
@@ -193,6 +195,12 @@ export function parseSmokeOutput(out: string): SmokeCheck[] {
     .filter((l) => l.includes(':') && !/[|]/.test(l))
     .map((l) => l.split(':')[0]!.trim());
   const has = (l: string): boolean => lines.includes(l);
+  const inodes = lines.find((l) => l.startsWith('tmpinodes '))?.slice(10).trim().split(/\s+/).map(Number) ?? [];
+  const bounded = expectTmpInodes !== undefined && inodes.length === 2 && inodes.every((n) => n === expectTmpInodes);
+  const tmpCheck: SmokeCheck =
+    expectTmpInodes === undefined
+      ? { name: 'tmp inodes bounded', ok: false, advisory: true, detail: `no user namespace of our own here: /tmp and /dev/shm are bounded in bytes only (${inodes.join(' and ') || '?'} inodes)` }
+      : { name: 'tmp inodes bounded', ok: bounded, detail: `nr_inodes ${inodes.join(' and ') || '?'} (want ${expectTmpInodes})` };
   return [
     { name: 'not root inside', ok: uid !== undefined && uid !== '0', detail: uid === undefined ? 'no answer' : `uid ${uid}` },
     { name: 'no capabilities', ok: capEff !== undefined && /^0+$/.test(capEff), detail: `CapEff ${capEff ?? '?'}` },
@@ -203,6 +211,7 @@ export function parseSmokeOutput(out: string): SmokeCheck[] {
     { name: 'workspace writable', ok: has('ws writable'), detail: has('ws writable') ? `${SMOKE_WORKSPACE} writable` : `${SMOKE_WORKSPACE} not writable` },
     { name: '/usr read-only', ok: has('usr readonly'), detail: has('usr readonly') ? 'write refused' : 'write succeeded' },
     { name: 'host /etc hidden', ok: has('etc synthetic'), detail: has('etc synthetic') ? 'synthetic /etc' : 'host /etc visible' },
+    tmpCheck,
   ];
 }
 
@@ -243,7 +252,7 @@ function smokeTest(tools: JailTools, arch: SeccompArch): { checks?: SmokeCheck[]
       const stdout = res.stdout?.toString('utf8') ?? '';
       const stderr = (res.stderr?.toString('utf8') ?? '') + (res.error ? `\n${res.error.message}` : '');
       if (res.status !== 0) return { stderr, code: res.status };
-      return { checks: parseSmokeOutput(stdout), stderr, code: 0 };
+      return { checks: parseSmokeOutput(stdout, tmpfsMountMode({ tools, root }) ? DEFAULT_TMP_INODES : undefined), stderr, code: 0 };
     } finally {
       io.close();
       data.close();
@@ -252,6 +261,14 @@ function smokeTest(tools: JailTools, arch: SeccompArch): { checks?: SmokeCheck[]
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function runSmoke(tools: JailTools, arch: SeccompArch): ReturnType<typeof smokeTest> {
+  try {
+    return smokeTest(tools, arch);
+  } catch (err) {
+    return { stderr: (err as Error).message, code: null };
   }
 }
 
@@ -333,16 +350,19 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
   const timeout = findHelper('timeout', opts.pathEnv);
   if (timeout) tools.timeout = timeout;
   else missing.push('timeout (coreutils)');
-  if (root) {
+  {
     const unshare = findHelper('unshare', opts.pathEnv);
     const mount = findHelper('mount', opts.pathEnv);
     const sh = findHelper('sh', opts.pathEnv);
     if (unshare) tools.unshare = unshare;
-    else missing.push('unshare');
+    else if (root) missing.push('unshare');
     if (mount) tools.mount = mount;
-    else missing.push('mount');
+    else if (root) missing.push('mount');
     if (sh) tools.sh = sh;
-    else missing.push('sh');
+    else if (root) missing.push('sh');
+    // The inode-bounded tmpfs: always as root (the stager is there anyway);
+    // not root, tried below and kept only if the smoke test passes with it.
+    if (unshare && mount && sh) tools.tmpfsMount = root ? 'stage' : 'userns';
   }
   base.mode = { root, ...(tools.setpriv ? { setpriv: tools.setpriv } : {}), ...(prlimit ? { prlimit } : {}) };
   if (missing.length > 0) {
@@ -358,14 +378,16 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
     };
   }
   const userns = readUsernsFacts(opts.sysctlRoot);
-  let smoke: ReturnType<typeof smokeTest>;
-  try {
-    smoke = smokeTest(tools, arch);
-  } catch (err) {
-    smoke = { stderr: (err as Error).message, code: null };
+  let smoke = runSmoke(tools, arch);
+  if (!root && tools.tmpfsMount && (!smoke.checks || smoke.checks.some((c) => !c.ok))) {
+    // Some hosts (AppArmor's restrict_unprivileged_userns) let bubblewrap
+    // make a user namespace but not `unshare`: jail without the inode bound
+    // rather than not at all, and say so (an advisory check).
+    delete tools.tmpfsMount;
+    smoke = runSmoke(tools, arch);
   }
   if (!smoke.checks) return { info: { ...base, problem: explainSmokeFailure(smoke.stderr, userns) }, tools, arch, userns };
-  const failed = smoke.checks.filter((c) => !c.ok);
+  const failed = smoke.checks.filter((c) => !c.ok && !c.advisory);
   if (failed.length > 0) {
     return {
       info: {
@@ -415,7 +437,7 @@ export const DETECTION_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 function detectionFingerprint(): string | undefined {
   const bwrap = findOnPath('bwrap');
   if (!bwrap) return undefined;
-  const files = [bwrap, findHelper('prlimit'), findHelper('setpriv'), findHelper('timeout'), findHelper('unshare'), findHelper('mount')].map((f) => {
+  const files = [bwrap, findHelper('prlimit'), findHelper('setpriv'), findHelper('timeout'), findHelper('unshare'), findHelper('mount'), findHelper('sh')].map((f) => {
     if (!f) return '-';
     try {
       const st = statSync(f);
@@ -424,7 +446,7 @@ function detectionFingerprint(): string | undefined {
       return `${f}:?`;
     }
   });
-  return JSON.stringify({ v: 2, files, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
+  return JSON.stringify({ v: 3, files, kernel: release(), arch: process.arch, euid: process.geteuid?.(), userns: readUsernsFacts() });
 }
 
 /**

@@ -23,7 +23,13 @@ export interface JailMount {
 }
 
 /** The limits a jail enforces itself (the wall-clock timeout and stdout cap are the caller's job). */
-export type JailResourceLimits = Pick<JailLimits, 'memoryMb' | 'maxProcesses' | 'fileSizeMb' | 'tmpSizeMb'>;
+export type JailResourceLimits = Pick<JailLimits, 'memoryMb' | 'maxProcesses' | 'fileSizeMb' | 'tmpSizeMb'> & {
+  /** Most inodes (files, dirs, links) in each of /tmp and /dev/shm; default {@link DEFAULT_TMP_INODES}. */
+  tmpInodes?: number;
+};
+
+/** Inodes of each private tmpfs when the caller names none (autonomy.limits.tmpInodes has the same default). */
+export const DEFAULT_TMP_INODES = 16_384;
 
 /** What to run in a jail and with what: the input of `spawnJail`. */
 export interface JailRequest {
@@ -75,6 +81,8 @@ export interface JailWeakening {
   seccomp?: readonly SeccompRule[];
   /** bubblewrap options to leave out. */
   bwrap?: readonly ('--disable-userns' | '--cap-drop')[];
+  /** Mount /tmp and /dev/shm with bubblewrap's own --tmpfs (bounded in bytes, not inodes). */
+  tmpInodes?: boolean;
 }
 
 /** How a jailed run ended; `exited` resolves with it once the whole jail is gone. */
@@ -144,6 +152,12 @@ export interface SmokeCheck {
   ok: boolean;
   /** What was observed, e.g. `uid 1000`, `CapEff 0000000000000000`. */
   detail: string;
+  /**
+   * A property this host cannot give that the jail does without (the tmpfs
+   * inode bound where no user namespace of our own is allowed): shown as
+   * FAIL by the probe, but not a reason to refuse the provider.
+   */
+  advisory?: boolean;
 }
 
 /** The answer of `detectSandboxProvider()`: usable only when provider is 'bwrap' and there is no problem. */

@@ -121,6 +121,7 @@ const DENY_HINT: Record<DenyReason, string> = {
   explicit_deny: 'The agent\'s skills.toolPolicy.deny removes the tool: drop the call, or change the deny list.',
   not_in_profile: 'The tool is not in the agent\'s skills.toolPolicy.profile or allow list: add it to allow, or drop the call.',
   role_coordinator: 'A coordinator (autonomy.role) has no write, message or other mutating tool: delegate that work to a child (`comis run`).',
+  host_denied: 'web_fetch reached for a host the agent\'s web.fetch.allowHosts/denyHosts refuse: fix the URL, or the host lists.',
   other: 'See `comis explain <sessionKey>` for the runs that were denied.',
 };
 

@@ -84,6 +84,8 @@ function denySteps(deny: DenyTally, agentId: string): string[] {
       return [`${deny.tool} is not in the tool-policy profile of agent "${agentId}": add it to agents.${agentId}.skills.toolPolicy.allow, or remove the call.`];
     case 'role_coordinator':
       return [`Agent "${agentId}" is a coordinator (autonomy.role), whose own scripts have no write, message or other mutating tool: run that work as a child with \`comis run\`.`];
+    case 'host_denied':
+      return [`web_fetch asked for a host that agents.${agentId}.web.fetch.allowHosts/denyHosts refuse: fix the URL, or the host lists.`];
     default:
       return [`Check why ${deny.capability} was denied for agent "${agentId}" (profile and surfaces in config.yaml).`];
   }

@@ -30,7 +30,7 @@ export interface CapabilityAudited {
    * policy denies (tool policy or role), recorded with capability `none`:
    * the capability was held, the agent's policy took the tool away.
    */
-  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled' | 'explicit_deny' | 'not_in_profile' | 'role_coordinator';
+  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled' | 'explicit_deny' | 'not_in_profile' | 'role_coordinator' | 'host_denied';
   at: number;
 }
 
@@ -118,6 +118,8 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
     } catch (err) {
       // A confinement refusal is an ordinary tool error for the script, with its stable code.
       if (err instanceof ConfineError) throw new CapCallError(err.code, err.message);
+      // A tool's own operator-policy refusal (web_fetch's denyHosts/allowHosts) is a deny too: audited, content-free.
+      if (err instanceof CapCallError && (err as { auditReason?: unknown }).auditReason === 'host_denied') audit(spec.capability, 'deny', 'host_denied');
       throw err;
     }
   };

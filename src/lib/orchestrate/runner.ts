@@ -32,6 +32,7 @@ import type { ToolContext } from '../tools/context.js';
 import { grepTool, type GrepArgs } from '../tools/grep.js';
 import { memoryGetTool, memorySearchTool, type MemorySearchArgs } from '../tools/memory.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
+import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../tools/web-fetch.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import type { WebSearchArgs } from '../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
@@ -108,6 +109,8 @@ export interface OrchestrateOptions {
    * enforces the deadline.
    */
   secondLineTimerMs?: number;
+  /** Tests only: web_fetch's resolver and dialler (a stub resolver, a recording dialler that refuses non-loopback). */
+  webFetchDeps?: WebFetchDeps;
 }
 
 export interface OrchestrateResult {
@@ -354,6 +357,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           memory_get: (args) => memoryGetTool(ctx, args as { path: string }),
           // undici loads on the first search only (no other run or command pays for it).
           web_search: async (args) => (await import('../web/search/tool.js')).webSearchTool(ctx, options.agent, args as WebSearchArgs),
+          web_fetch: (args) => webFetchTool(ctx, options.agent.config.web.fetch, args as WebFetchArgs, options.webFetchDeps),
           ref_sql: async (args) => {
             const { ref, query } = args as { ref: string; query: string };
             liveRef(results, ref);

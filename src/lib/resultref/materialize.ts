@@ -281,10 +281,11 @@ function abandon(store: ResultStore, file: RefFile): void {
   store.budget.remainingBytes += ENTRY_COST_BYTES;
 }
 
-function finish(store: ResultStore, file: RefFile, nameHint: string, tally: Tally): ResultRefHandle {
+/** `known`: the kind the producer knows (web_fetch: from the Content-Type); otherwise guessed from the head. */
+function finish(store: ResultStore, file: RefFile, nameHint: string, tally: Tally, known?: ResultKind): ResultRefHandle {
   closeSync(file.fd);
   const headText = tally.head.toString('utf8');
-  const kind = detectKind(headText, nameHint);
+  const kind = known ?? detectKind(headText, nameHint);
   const name = `ref-${file.id}.${EXT[kind]}`;
   try {
     renameSync(procPath(file.dirFd, file.tmpName), procPath(file.dirFd, name));
@@ -310,7 +311,7 @@ function finish(store: ResultStore, file: RefFile, nameHint: string, tally: Tall
  * Streams `source(write)` into a new ref file, enforcing the caps as bytes
  * arrive; on any cap the partial file is deleted and a tool error thrown.
  */
-export function materialize(store: ResultStore, nameHint: string, produce: (write: (chunk: Buffer) => void) => void): ResultRefHandle {
+export function materialize(store: ResultStore, nameHint: string, produce: (write: (chunk: Buffer) => void) => void, kind?: ResultKind): ResultRefHandle {
   const file = openRefFile(store);
   const tally = new Tally();
   try {
@@ -326,7 +327,7 @@ export function materialize(store: ResultStore, nameHint: string, produce: (writ
     abandon(store, file);
     throw err;
   }
-  return finish(store, file, nameHint, tally);
+  return finish(store, file, nameHint, tally, kind);
 }
 
 /** Materializes an in-memory value when its serialized size is over the threshold; else returns it as is. */

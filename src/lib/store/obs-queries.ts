@@ -26,7 +26,7 @@ import {
 } from './runs.js';
 
 /** Why a call was denied: the closed set the dispatcher records. */
-export const DENY_REASONS = ['capability_missing', 'denied_by_origin', 'unknown_tool', 'surface_disabled', 'explicit_deny', 'not_in_profile', 'role_coordinator'] as const;
+export const DENY_REASONS = ['capability_missing', 'denied_by_origin', 'unknown_tool', 'surface_disabled', 'explicit_deny', 'not_in_profile', 'role_coordinator', 'host_denied'] as const;
 export type DenyReason = (typeof DENY_REASONS)[number] | 'other';
 /** The deny reasons that come from the agent's tool policy or role, not from a capability. */
 export const POLICY_DENY_REASONS: readonly DenyReason[] = ['explicit_deny', 'not_in_profile', 'role_coordinator'];

@@ -32,6 +32,14 @@ export declare class ResultRef {
   readonly schema?: string[];
   readonly preview: string;
   readonly expiresAt: number;
+  /** web_fetch only: where the page came from and what it was (the content itself is the payload). */
+  readonly url?: string;
+  readonly finalUrl?: string;
+  readonly status?: number;
+  readonly contentType?: string;
+  readonly title?: string;
+  readonly truncated?: boolean;
+  readonly untrusted?: true;
   readonly path: string;
   /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
   read(offset?: number, limit?: number): Promise<string>;

@@ -109,6 +109,14 @@ class ResultRef:
         self.schema = handle.get("schema")
         self.preview = handle["preview"]
         self.expires_at = handle["expiresAt"]
+        # web_fetch only: where the page came from and what it was (the content itself is the payload).
+        self.url = handle.get("url")
+        self.final_url = handle.get("finalUrl")
+        self.status = handle.get("status")
+        self.content_type = handle.get("contentType")
+        self.title = handle.get("title")
+        self.truncated = handle.get("truncated")
+        self.untrusted = handle.get("untrusted")
 
     def __repr__(self):
         return "ResultRef(ref=%r, kind=%r, bytes=%d)" % (self.ref, self.kind, self.bytes)

@@ -167,8 +167,16 @@ export class ResultRef {
   readonly schema?: string[];
   readonly preview: string;
   readonly expiresAt: number;
+  /** web_fetch only: where the page came from and what it was (the content itself is the payload). */
+  readonly url?: string;
+  readonly finalUrl?: string;
+  readonly status?: number;
+  readonly contentType?: string;
+  readonly title?: string;
+  readonly truncated?: boolean;
+  readonly untrusted?: true;
 
-  constructor(handle: { ref: string; kind: ResultRef["kind"]; bytes: number; rows?: number; schema?: string[]; preview: string; expiresAt: number }) {
+  constructor(handle: { ref: string; kind: ResultRef["kind"]; bytes: number; rows?: number; schema?: string[]; preview: string; expiresAt: number; url?: string; finalUrl?: string; status?: number; contentType?: string; title?: string; truncated?: boolean; untrusted?: true }) {
     this.ref = handle.ref;
     this.kind = handle.kind;
     this.bytes = handle.bytes;
@@ -176,6 +184,13 @@ export class ResultRef {
     if (handle.schema !== undefined) this.schema = handle.schema;
     this.preview = handle.preview;
     this.expiresAt = handle.expiresAt;
+    if (handle.url !== undefined) this.url = handle.url;
+    if (handle.finalUrl !== undefined) this.finalUrl = handle.finalUrl;
+    if (handle.status !== undefined) this.status = handle.status;
+    if (handle.contentType !== undefined) this.contentType = handle.contentType;
+    if (handle.title !== undefined) this.title = handle.title;
+    if (handle.truncated !== undefined) this.truncated = handle.truncated;
+    if (handle.untrusted === true) this.untrusted = true;
   }
 
   /** Host-independent path of the payload inside the jail. */
@@ -231,7 +246,7 @@ export class ResultRef {
   }
 
   toJSON(): Record<string, unknown> {
-    return { type: 'ResultRef', ref: this.ref, kind: this.kind, bytes: this.bytes, rows: this.rows, schema: this.schema, preview: this.preview, expiresAt: this.expiresAt };
+    return { type: 'ResultRef', ref: this.ref, kind: this.kind, bytes: this.bytes, rows: this.rows, schema: this.schema, preview: this.preview, expiresAt: this.expiresAt, url: this.url, finalUrl: this.finalUrl, status: this.status, contentType: this.contentType, title: this.title, truncated: this.truncated, untrusted: this.untrusted };
   }
 }
 

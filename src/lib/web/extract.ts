@@ -1,0 +1,177 @@
+/**
+ * From a fetched body to what the script gets: readable text for HTML (with
+ * everything a reader cannot see stripped BEFORE extraction), the data
+ * itself for JSON, JSONL, CSV and plain text. Every string passes the
+ * untrusted-content sanitizer; text is framed in the envelope
+ * (untrusted/envelope.ts), data keeps its shape so `.jq`/`.sql` read it.
+ *
+ * linkedom and @mozilla/readability load on the first HTML page only.
+ */
+import { sanitizeUntrustedText, sanitizeUntrustedValue, wrapUntrusted } from '../untrusted/envelope.js';
+import type { ResultKind } from '../resultref/materialize.js';
+import type { DomDocument, DomElement, DomNode } from './dom.js';
+import { stripHidden } from './hidden.js';
+
+export type BodyKind = 'html' | 'json' | 'jsonl' | 'csv' | 'text';
+
+/** The body kind from the Content-Type; undefined for what web_fetch does not return (images, binaries). */
+export function bodyKindOf(contentType: string, head: Buffer): BodyKind | undefined {
+  const mime = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
+  if (mime === 'application/x-ndjson' || mime === 'application/jsonl' || mime === 'application/x-jsonlines' || mime === 'application/jsonlines' || mime === 'application/ndjson') return 'jsonl';
+  if (mime === 'application/json' || mime.endsWith('+json')) return 'json';
+  if (mime === 'text/csv') return 'csv';
+  if (mime.startsWith('text/') || mime === 'application/xml' || mime.endsWith('+xml') || mime === 'application/javascript') return 'text';
+  if (mime === '') {
+    // No type at all: sniff only for markup; anything else is text if it decodes, refused if binary.
+    const start = head.subarray(0, 512).toString('utf8').trimStart().toLowerCase();
+    if (start.startsWith('<!doctype html') || start.startsWith('<html')) return 'html';
+    return head.subarray(0, 1024).includes(0) ? undefined : 'text';
+  }
+  return undefined;
+}
+
+function charsetOf(contentType: string): string {
+  for (const part of contentType.split(';').slice(1)) {
+    const [k, v] = part.split('=', 2);
+    if (k?.trim().toLowerCase() === 'charset' && v) return v.trim().replace(/^"|"$/g, '');
+  }
+  return 'utf-8';
+}
+
+function decodeText(body: Buffer, contentType: string): string {
+  let decoder: InstanceType<typeof TextDecoder>;
+  try {
+    decoder = new TextDecoder(charsetOf(contentType));
+  } catch {
+    decoder = new TextDecoder('utf-8');
+  }
+  return decoder.decode(body);
+}
+
+export interface Extracted {
+  /** The ResultRef kind of the payload. */
+  kind: ResultKind;
+  title: string;
+  /** The payload: enveloped text (html, text), the sanitized value (json), or sanitized data text (jsonl, csv). */
+  content: unknown;
+  /** The payload as it is written to a ResultRef. */
+  text: string;
+  /** True when maxChars cut the text. */
+  cut: boolean;
+}
+
+function cutChars(text: string, maxChars: number): { text: string; cut: boolean } {
+  if (text.length <= maxChars) return { text, cut: false };
+  let end = maxChars;
+  // Never split a surrogate pair.
+  const c = text.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return { text: text.slice(0, end), cut: true };
+}
+
+function cleanTitle(title: string): string {
+  const t = sanitizeUntrustedText(title).replace(/\s+/g, ' ').trim();
+  return t.length > 300 ? `${t.slice(0, 300)}…` : t;
+}
+
+/** Readable text of an HTML page: hidden content stripped, then Readability, then block-aware text. */
+export async function extractHtml(html: string, url: string): Promise<{ title: string; text: string }> {
+  const { parseHTML } = await import('linkedom');
+  const { Readability } = await import('@mozilla/readability');
+  const document = parseHTML(html).document as unknown as DomDocument;
+  stripHidden(document);
+  const docTitle = document.title ?? '';
+  let title = docTitle;
+  let root: DomElement | null = null;
+  try {
+    const article = new Readability(document as never, { keepClasses: false }).parse();
+    if (article?.content) {
+      const parsed = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document as unknown as DomDocument;
+      root = parsed.body;
+      title = article.title || docTitle;
+    }
+  } catch {
+    /* Readability gave up: the stripped body's text is the fallback */
+  }
+  root ??= document.body ?? document.documentElement;
+  void url;
+  return { title, text: blockText(root) };
+}
+
+const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TR', 'UL']);
+
+/** Text with line breaks where blocks end, whitespace collapsed inside lines. */
+function blockText(root: DomElement): string {
+  const out: string[] = [];
+  const walk = (node: DomNode): void => {
+    if (node.nodeType === 3) {
+      out.push(node.nodeValue ?? '');
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const tag = (node as DomElement).tagName.toUpperCase();
+    if (tag === 'LI') out.push('\n- ');
+    else if (BLOCK.has(tag)) out.push('\n');
+    if (tag === 'TD' || tag === 'TH') out.push(' ');
+    for (let c = node.firstChild; c; c = c.nextSibling) walk(c);
+    if (BLOCK.has(tag)) out.push('\n');
+  };
+  walk(root);
+  return out
+    .join('')
+    .split('\n')
+    .map((l) => l.replace(/[ \t\f\v\u00a0]+/g, ' ').trim())
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+/**
+ * The script-facing payload of a body. `maxChars` bounds extracted text
+ * (html, text); data kinds are bounded by maxResponseBytes upstream and go
+ * to a ResultRef when big, so a dataset is never cut mid-row by a char count.
+ */
+export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean): Promise<Extracted> {
+  const raw = decodeText(body, contentType);
+  const envelope = (text: string): string => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl });
+  if (kind === 'html') {
+    const page = await extractHtml(raw, finalUrl);
+    const { text, cut } = cutChars(sanitizeUntrustedText(page.text), maxChars);
+    const wrapped = envelope(text);
+    return { kind: 'text', title: cleanTitle(page.title), content: wrapped, text: wrapped, cut };
+  }
+  if (kind === 'json' && !bytesCut) {
+    try {
+      const value = sanitizeUntrustedValue(JSON.parse(raw));
+      return { kind: 'json', title: '', content: value, text: JSON.stringify(value), cut: false };
+    } catch {
+      /* not JSON after all: it is returned as text */
+    }
+  }
+  if (kind === 'jsonl') {
+    const lines = raw.split('\n');
+    // A body cut mid-line loses its partial last row, never returns it as a whole one.
+    if (bytesCut && lines.length > 1) lines.pop();
+    const rows = lines
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .map((l) => {
+        try {
+          return JSON.stringify(sanitizeUntrustedValue(JSON.parse(l)));
+        } catch {
+          return JSON.stringify(sanitizeUntrustedText(l));
+        }
+      });
+    const text = rows.length > 0 ? `${rows.join('\n')}\n` : '';
+    return { kind: 'jsonl', title: '', content: text, text, cut: false };
+  }
+  if (kind === 'csv') {
+    let text = sanitizeUntrustedText(raw);
+    if (bytesCut && text.includes('\n')) text = text.slice(0, text.lastIndexOf('\n') + 1);
+    return { kind: 'csv', title: '', content: text, text, cut: false };
+  }
+  const { text, cut } = cutChars(sanitizeUntrustedText(raw), maxChars);
+  const wrapped = envelope(text);
+  return { kind: 'text', title: '', content: wrapped, text: wrapped, cut };
+}

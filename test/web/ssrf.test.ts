@@ -1,0 +1,182 @@
+/**
+ * The SSRF guard's pure half: every refused range, every spelling of a
+ * refused address, and the allowPrivate escape hatch. Each refusal has its
+ * positive control: a public address of the same family passes.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { classifyAddress, hostMatches, parsePrivateAllowRule, parseTarget, privateAllowed } from '../../src/lib/web/ssrf.js';
+
+const REFUSED: [string, string][] = [
+  ['127.0.0.1', 'loopback'],
+  ['127.255.255.254', 'loopback'],
+  ['10.0.0.1', 'private'],
+  ['172.16.0.1', 'private'],
+  ['172.31.255.255', 'private'],
+  ['192.168.1.1', 'private'],
+  ['100.64.0.1', 'carrierGradeNat'],
+  ['100.127.255.255', 'carrierGradeNat'],
+  ['169.254.169.254', 'linkLocal'],
+  ['169.254.0.1', 'linkLocal'],
+  ['0.0.0.0', 'unspecified'],
+  ['0.1.2.3', 'unspecified'],
+  ['255.255.255.255', 'broadcast'],
+  ['224.0.0.1', 'multicast'],
+  ['239.255.255.250', 'multicast'],
+  ['192.0.2.1', 'documentation'],
+  ['198.51.100.7', 'documentation'],
+  ['203.0.113.9', 'documentation'],
+  ['198.18.0.1', 'benchmarking'],
+  ['198.19.255.1', 'benchmarking'],
+  ['192.0.0.8', 'reserved'],
+  ['240.0.0.1', 'reserved'],
+  ['::', 'unspecified'],
+  ['::1', 'loopback'],
+  ['fe80::1', 'linkLocal'],
+  ['febf::1', 'linkLocal'],
+  ['fc00::1', 'uniqueLocal'],
+  ['fd12:3456::1', 'uniqueLocal'],
+  ['ff02::1', 'multicast'],
+  ['fec0::1', 'siteLocal'],
+  ['2001:db8::1', 'documentation'],
+  ['3fff::1', 'documentation'],
+  ['2001:2::1', 'benchmarking'],
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'teredo'],
+  ['100::1', 'discard'],
+  ['::ffff:127.0.0.1', 'ipv4Mapped(loopback)'],
+  ['::ffff:7f00:1', 'ipv4Mapped(loopback)'],
+  ['0:0:0:0:0:ffff:a9fe:a9fe', 'ipv4Mapped(linkLocal)'],
+  ['::ffff:10.0.0.1', 'ipv4Mapped(private)'],
+  ['::127.0.0.1', 'ipv4Compatible'],
+  ['::a9fe:a9fe', 'ipv4Compatible'],
+  ['64:ff9b::127.0.0.1', 'nat64(loopback)'],
+  ['64:ff9b::a9fe:a9fe', 'nat64(linkLocal)'],
+  ['64:ff9b::10.1.2.3', 'nat64(private)'],
+  ['64:ff9b:1::1', 'nat64LocalUse'],
+  ['2002:7f00:1::1', '6to4(loopback)'],
+  ['2002:c0a8:101::1', '6to4(private)'],
+  ['2002:a9fe:a9fe::', '6to4(linkLocal)'],
+  ['fe80::1%eth0', 'linkLocal'],
+  ['4000::1', 'notGlobalUnicast'],
+];
+
+describe('classifyAddress', () => {
+  it.each(REFUSED)('%s is refused (%s)', (address, range) => {
+    const v = classifyAddress(address);
+    expect(v.allowed).toBe(false);
+    expect(v.allowed === false && v.range).toBe(range);
+  });
+
+  it('public unicast passes, in every form that embeds a public IPv4 too (the positive controls)', () => {
+    for (const a of ['93.184.216.34', '8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.1', '172.32.0.1', '169.253.255.255', '2606:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1']) {
+      expect(classifyAddress(a), a).toMatchObject({ allowed: true });
+    }
+  });
+
+  it('refuses what does not parse as an address, and the non-strict IPv4 spellings a resolver never returns', () => {
+    for (const a of ['', 'localhost', 'example.com', '127.1', '0x7f.0.0.1', '0177.0.0.1', '2130706433', '１２７.０.０.１', '127.0.0.1.', '1.2.3.4/8']) {
+      expect(classifyAddress(a), a).toMatchObject({ allowed: false, range: 'unparseable' });
+    }
+  });
+});
+
+/** Every spelling must land on a host the connect-time check sees as the refused address. */
+const SPELLINGS: [string, string][] = [
+  ['http://127.0.0.1/', '127.0.0.1'],
+  ['http://2130706433/', '127.0.0.1'],
+  ['http://017700000001/', '127.0.0.1'],
+  ['http://0x7f000001/', '127.0.0.1'],
+  ['http://0177.0.0.1/', '127.0.0.1'],
+  ['http://0x7f.1/', '127.0.0.1'],
+  ['http://0x7f.0x0.0x0.0x1/', '127.0.0.1'],
+  ['http://127.1/', '127.0.0.1'],
+  ['http://127.0.1/', '127.0.0.1'],
+  ['http://１２７.０.０.１/', '127.0.0.1'],
+  ['http://①②⑦.0.0.1/', '127.0.0.1'],
+  ['http://127.0.0.1./', '127.0.0.1'],
+  ['http://127.0.0.1%2e/', '127.0.0.1'],
+  ['http://evil.example@127.0.0.1/', '127.0.0.1'],
+  ['http://user:pass@127.0.0.1:8080/', '127.0.0.1'],
+  ['http://0/', '0.0.0.0'],
+  ['http://0.0.0.0/', '0.0.0.0'],
+  ['http://[::1]/', '::1'],
+  ['http://[::]/', '::'],
+  ['http://[::ffff:127.0.0.1]/', '::ffff:7f00:1'],
+  ['http://[0:0:0:0:0:ffff:7f00:1]/', '::ffff:7f00:1'],
+  ['http://[::127.0.0.1]/', '::7f00:1'],
+  ['http://[64:ff9b::7f00:1]/', '64:ff9b::7f00:1'],
+  ['http://[2002:7f00:1::]/', '2002:7f00:1::'],
+  ['http://[fe80::1]/', 'fe80::1'],
+  ['http://[fd00::1]/', 'fd00::1'],
+  ['http://169.254.169.254/latest/meta-data/', '169.254.169.254'],
+  ['http://0xa9fea9fe/', '169.254.169.254'],
+  ['http://2852039166/', '169.254.169.254'],
+  ['http://0251.0376.0251.0376/', '169.254.169.254'],
+  ['http://10.1/', '10.0.0.1'],
+  ['http://192.168.257/', '192.168.1.1'],
+  ['https://100.64.0.1:8443/', '100.64.0.1'],
+];
+
+describe('parseTarget: WHATWG URL normalises every spelling to the literal the guard checks', () => {
+  it.each(SPELLINGS)('%s → %s, refused', (raw, literal) => {
+    const t = parseTarget(raw);
+    if ('refused' in t) throw new Error(`refused at parse: ${t.message}`);
+    expect(t.literal).toBe(literal);
+    expect(classifyAddress(t.literal!).allowed).toBe(false);
+    // Credentials never travel: userinfo is stripped from what is requested.
+    expect(t.url.username).toBe('');
+    expect(t.url.password).toBe('');
+  });
+
+  it('names stay names (the connect-time check resolves them); IDN folds to its ASCII form', () => {
+    expect(parseTarget('http://ⓛocalhost/')).toMatchObject({ hostname: 'localhost' });
+    expect(parseTarget('http://LOCALHOST./')).toMatchObject({ hostname: 'localhost' });
+    const idn = parseTarget('http://bücher.example/');
+    expect(idn).toMatchObject({ hostname: 'xn--bcher-kva.example' });
+    expect('literal' in idn).toBe(false);
+    // userinfo that looks like a host is not the host
+    expect(parseTarget('http://127.0.0.1:80@evil.example/')).toMatchObject({ hostname: 'evil.example' });
+  });
+
+  it('only http and https; bad URLs are refused at parse', () => {
+    for (const raw of ['file:///etc/passwd', 'ftp://example.com/', 'gopher://127.0.0.1:25/', 'data:text/plain,x', 'javascript:alert(1)', 'ws://example.com/']) {
+      expect(parseTarget(raw), raw).toMatchObject({ refused: true, code: 'scheme_refused' });
+    }
+    for (const raw of ['not a url', '//example.com/', 'http://']) expect(parseTarget(raw), raw).toMatchObject({ refused: true, code: 'bad_url' });
+    expect(parseTarget('https://example.com:8443/x?y#frag')).toMatchObject({ hostname: 'example.com', port: 8443 });
+    expect((parseTarget('https://example.com/x#frag') as { url: URL }).url.href).toBe('https://example.com/x');
+  });
+});
+
+describe('allowPrivate rules', () => {
+  it('IP, CIDR and IP:port entries open exactly what they name', () => {
+    const rules = ['127.0.0.1:8080', '10.1.2.0/24', '192.168.5.5', 'fd00::/8', '[::1]:9000'].map(parsePrivateAllowRule);
+    expect(privateAllowed(rules, '127.0.0.1', 8080)?.text).toBe('127.0.0.1:8080');
+    expect(privateAllowed(rules, '127.0.0.1', 8081)).toBeUndefined();
+    expect(privateAllowed(rules, '10.1.2.77', 443)?.text).toBe('10.1.2.0/24');
+    expect(privateAllowed(rules, '10.1.3.1', 443)).toBeUndefined();
+    expect(privateAllowed(rules, '192.168.5.5', 1)?.text).toBe('192.168.5.5');
+    expect(privateAllowed(rules, 'fd12::1', 80)?.text).toBe('fd00::/8');
+    expect(privateAllowed(rules, '::1', 9000)?.text).toBe('[::1]:9000');
+    expect(privateAllowed(rules, '::1', 9001)).toBeUndefined();
+    // An IPv4-mapped IPv6 answer matches its IPv4 rule, nothing more.
+    expect(privateAllowed(rules, '::ffff:127.0.0.1', 8080)?.text).toBe('127.0.0.1:8080');
+    expect(privateAllowed(rules, '::ffff:127.0.0.1', 80)).toBeUndefined();
+  });
+
+  it('refuses names, bad ports and malformed entries, without echoing the entry', () => {
+    for (const bad of ['localhost', 'intranet.corp:443', '127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1:x', '10.0.0.0/33', '10.0.0.0/8:80', '0x7f.1', '0x7f.1/8', '10.0.0.0/', '10.0.0.0/08', '[::1]', '']) {
+      expect(() => parsePrivateAllowRule(bad), bad).toThrow(/^(?!.*").+/);
+    }
+  });
+});
+
+describe('host patterns', () => {
+  it('exact names and *.suffix, case and trailing dot folded; a suffix does not match its apex or a lookalike', () => {
+    expect(hostMatches('docs.example.org', 'DOCS.example.org.')).toBe(true);
+    expect(hostMatches('docs.example.org', 'x.docs.example.org')).toBe(false);
+    expect(hostMatches('*.example.org', 'a.b.example.org')).toBe(true);
+    expect(hostMatches('*.example.org', 'example.org')).toBe(false);
+    expect(hostMatches('*.example.org', 'badexample.org')).toBe(false);
+  });
+});
