@@ -5,7 +5,7 @@ import { findTool, isControlPlaneTool, TOOL_MAP } from '../../src/lib/capabiliti
 
 describe('tool map', () => {
   it('maps every tool to a capability of the closed union, with a one-line summary', () => {
-    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'web_fetch', 'write']);
+    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'write']);
     for (const tool of TOOL_MAP) {
       expect(CAPABILITIES).toContain(tool.capability);
       expect(tool.summary).toMatch(/^[A-Z].*\.$/);
@@ -14,6 +14,9 @@ describe('tool map', () => {
     expect(findTool('read')?.capability).toBe('orch:read');
     expect(findTool('write')).toMatchObject({ capability: 'orch:write', surface: 'write' });
     expect(findTool('exec')).toBeUndefined();
+    expect(findTool('web_search')?.capability).toBe('orch:web');
+    expect(findTool('memory_search')?.capability).toBe('orch:read');
+    expect(findTool('memory_get')?.capability).toBe('orch:read');
   });
 
   it('validates parameters strictly', () => {

@@ -21,6 +21,14 @@ describe('pre-flight scan', () => {
     expect((await jsFootprint(`comis_tools.invoke('write', {});`)).tools).toEqual(['write']);
   });
 
+  it('names orch:web for web_search and orch:read for memory_search / memory_get, from the table', async () => {
+    expect(await jsFootprint(`await comis_tools.web_search({ query: 'q' }); await comis_tools.memory_search({ query: 'q' }); await comis_tools.memory_get({ path: 'memory/a.md' });`)).toEqual({
+      tools: ['memory_get', 'memory_search', 'web_search'],
+      capabilities: ['orch:read', 'orch:web'],
+      parsed: true,
+    });
+  });
+
   it('misses dynamically computed names (advisory: the socket still gates them)', async () => {
     const f = await jsFootprint(`const name = 'wr' + 'ite'; await comis_tools[name]({ path: 'a', content: 'b' });`);
     expect(f.tools).toEqual([]);

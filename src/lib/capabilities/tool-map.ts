@@ -146,6 +146,60 @@ export const writeResult = z
   })
   .describe('Result of write.');
 
+export const webSearchParams = z
+  .strictObject({
+    query: z.string().min(1).max(2000).describe('What to search for.'),
+    count: z.number().int().min(1).max(20).optional().describe("How many results (default web.search.defaultCount; clamped to web.search.maxCount)."),
+  })
+  .describe('Parameters of web_search.');
+
+export const webSearchHits = z
+  .array(
+    z.object({
+      title: z.string().describe('Title of the page (sanitized untrusted text).'),
+      url: z.string().describe('An http(s) URL.'),
+      snippet: z.string().describe("The provider's excerpt (sanitized untrusted text)."),
+    }),
+  )
+  .describe('Hits, best first, the same shape for every provider.');
+
+export const webSearchResult = z
+  .union([webSearchHits, resultRefSchema])
+  .describe('The hits, or a JSON ResultRef of them when they exceed the inline threshold (15,000 bytes).');
+
+export const memorySearchParams = z
+  .strictObject({
+    query: z.string().min(1).max(1000).describe('Words to look for (any of them; pages holding more of them rank first).'),
+    limit: z.number().int().min(1).max(50).optional().describe('Most matches to return (default 10).'),
+  })
+  .describe('Parameters of memory_search.');
+
+export const memorySearchMatches = z
+  .object({
+    matches: z
+      .array(
+        z.object({
+          path: z.string().describe('The file, relative to the workspace (memory/…).'),
+          line: z.number().int().describe('1-based line of the best matching line.'),
+          snippet: z.string().describe('That line, cut to 240 characters.'),
+          score: z.number().describe('Relevance (BM25, higher is better).'),
+        }),
+      )
+      .describe('Matches, best first.'),
+    indexed: z.number().int().describe('Files (re)indexed by this call.'),
+    pending: z.number().int().describe('Changed files left for the next call (each call indexes a bounded amount); 0 when the index is current.'),
+  })
+  .describe('Ranked matches.');
+
+export const memorySearchResult = z
+  .union([memorySearchMatches, resultRefSchema])
+  .describe('The matches, or a ResultRef of them when they exceed the inline threshold.');
+
+export const memoryGetParams = z
+  .strictObject({
+    path: z.string().min(1).max(4096).describe('A Markdown file under memory/, relative to the workspace (as memory_search returns it).'),
+  })
+  .describe('Parameters of memory_get.');
 export const webFetchParams = z
   .strictObject({
     url: z.string().min(1).max(8192).describe('An http: or https: URL (any port). Refused at connect time when it resolves to a loopback, private, link-local or other non-public address.'),
@@ -168,6 +222,9 @@ const SCHEMAS: Readonly<Record<string, { params: z.ZodType; result: z.ZodType }>
   ref_sql: { params: refSqlParams, result: refSqlResult },
   ref_jsonpath: { params: refJsonpathParams, result: refJsonpathResult },
   write: { params: writeParams, result: writeResult },
+  memory_search: { params: memorySearchParams, result: memorySearchResult },
+  memory_get: { params: memoryGetParams, result: readResult },
+  web_search: { params: webSearchParams, result: webSearchResult },
   web_fetch: { params: webFetchParams, result: webFetchResult },
 };
 

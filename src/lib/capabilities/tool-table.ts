@@ -16,10 +16,17 @@ export interface ToolEntry {
    * agent's config turns it on (`write` needs `autonomy.write: true`).
    */
   surface?: 'write';
+  /**
+   * For a tool whose result is data: where that data is in an inline result
+   * (`value`: the whole result; `content`: its `content` field). The SDKs give
+   * such an inline result the ResultRef methods over that payload, so a script
+   * slices a result the same way whether it came back inline or as a ResultRef.
+   */
+  inlinePayload?: 'value' | 'content';
 }
 
 export const TOOL_TABLE: readonly ToolEntry[] = [
-  { name: 'read', capability: 'orch:read', summary: 'Read lines of a file in the agent workspace.' },
+  { name: 'read', capability: 'orch:read', summary: 'Read lines of a file in the agent workspace.', inlinePayload: 'content' },
   { name: 'grep', capability: 'orch:read', summary: 'Search files in the agent workspace for a pattern.' },
   {
     name: 'ref_sql',
@@ -32,9 +39,23 @@ export const TOOL_TABLE: readonly ToolEntry[] = [
     summary: 'Extract a $-rooted JSONPath from a ResultRef of this run (ResultRef.jsonpath calls it).',
   },
   {
+    name: 'memory_search',
+    capability: 'orch:read',
+    summary: "Full-text search of the agent's memory (the Markdown under memory/ in its workspace), ranked.",
+    inlinePayload: 'value',
+  },
+  { name: 'memory_get', capability: 'orch:read', summary: 'Read one Markdown file of the agent memory (a path under memory/).', inlinePayload: 'content' },
+  {
+    name: 'web_search',
+    capability: 'orch:web',
+    summary: "Search the web through the agent's configured provider (SearXNG, Brave or Tavily).",
+    inlinePayload: 'value',
+  },
+  {
     name: 'web_fetch',
     capability: 'orch:web',
     summary: 'Fetch an http(s) URL daemon-side through the SSRF guard; the page comes back as untrusted data (readable text or the data itself).',
+    inlinePayload: 'content',
   },
   {
     name: 'write',

@@ -15,6 +15,7 @@ import type { Document, LineCounter, Node } from 'yaml';
 import type { z } from 'zod';
 
 import { ComisError } from '../errors.js';
+import { registerSecret } from '../obs/output-guard.js';
 import { comisHome, configPath, workspacesDir } from './paths.js';
 import { defaultAgentConfig, defaultConfig } from './defaults.js';
 import type { AgentConfig, ComisConfig } from './schema.js';
@@ -293,6 +294,10 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
       hint: 'Use one of the agents listed, or add it under agents: in config.yaml.',
     });
   }
+  // A key named by web.search.apiKeyEnv is a secret from the moment the agent is known: every
+  // log line, error and report comis writes goes through the output guard, which redacts it.
+  const keyEnv = agent.web?.search?.apiKeyEnv;
+  if (keyEnv !== undefined) registerSecret(process.env[keyEnv]);
   const workspace = agent.workspace
     ? isAbsolute(agent.workspace)
       ? agent.workspace

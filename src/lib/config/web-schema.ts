@@ -8,6 +8,7 @@ import { z } from 'zod';
 
 import { WEB_FETCH_TIMEOUT_BOUNDS } from '../web/limits.js';
 import { parsePrivateAllowRule } from '../web/ssrf.js';
+import { webSearchSchema } from './web-search-schema.js';
 
 const hostPattern = z
   .string()
@@ -75,7 +76,8 @@ export const webFetchSchema = z
 export const webSchema = z
   .strictObject({
     fetch: webFetchSchema.default(webFetchSchema.parse({})),
+    search: webSearchSchema.optional(),
   })
-  .describe('Daemon-side web tools.');
+  .describe('Daemon-side web tools (web_fetch, web_search).');
 
 export type WebFetchConfig = z.infer<typeof webFetchSchema>;

@@ -30,10 +30,12 @@ import { createResultStore, estimateSavings, liveRef } from '../resultref/materi
 import { foldToolCalls, type AuditRow, type FailureClass, type RefusalReason, type RefusalRecord, type RunRecord, type ToolCallTally } from '../store/runs.js';
 import type { ToolContext } from '../tools/context.js';
 import { grepTool, type GrepArgs } from '../tools/grep.js';
+import { memoryGetTool, memorySearchTool, type MemorySearchArgs } from '../tools/memory.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
 import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../tools/web-fetch.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createRunMcp, type RunMcp } from '../mcp/run-surface.js';
+import type { WebSearchArgs } from '../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
 import { footprintOf, mcpPreflightRefusal, scanJavaScript, scanPython, slicesResults, type Footprint } from './preflight.js';
 import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
@@ -364,6 +366,10 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           read: (args) => readTool(ctx, args as ReadArgs),
           grep: (args) => grepTool(ctx, args as GrepArgs),
           write: (args) => writeTool(ctx, args as WriteArgs),
+          memory_search: (args) => memorySearchTool(ctx, { home: options.home }, args as MemorySearchArgs),
+          memory_get: (args) => memoryGetTool(ctx, args as { path: string }),
+          // undici loads on the first search only (no other run or command pays for it).
+          web_search: async (args) => (await import('../web/search/tool.js')).webSearchTool(ctx, options.agent, args as WebSearchArgs),
           web_fetch: (args) => webFetchTool(ctx, options.agent.config.web.fetch, args as WebFetchArgs, options.webFetchDeps),
           ref_sql: async (args) => {
             const { ref, query } = args as { ref: string; query: string };

@@ -43,6 +43,7 @@ interface ToolModel {
   typeBase: string;
   params: JsonSchema;
   result: JsonSchema;
+  inlinePayload: 'value' | 'content' | undefined;
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
@@ -81,6 +82,7 @@ function model(table: readonly ToolSpec[]): ToolModel[] {
     typeBase: pascal(t.name),
     params: toJsonSchema(t.params, 'input'),
     result: toJsonSchema(t.result, 'output'),
+    inlinePayload: t.inlinePayload,
   }));
 }
 
@@ -101,6 +103,11 @@ export function emitSdk(lang: SdkLang = 'all', table: readonly ToolSpec[] = TOOL
 
 function summaries(tools: ToolModel[]): { name: string; capability: string; summary: string }[] {
   return tools.map(({ name, capability, summary }) => ({ name, capability, summary }));
+}
+
+/** Tool → where its inline data is, for the tools whose result is data (the table's inlinePayload). */
+function inlinePayloads(tools: ToolModel[]): Record<string, 'value' | 'content'> {
+  return Object.fromEntries(tools.flatMap((t) => (t.inlinePayload ? [[t.name, t.inlinePayload]] : [])));
 }
 
 function schemas(tools: ToolModel[]): Record<string, { params: JsonSchema; result: JsonSchema }> {
@@ -173,7 +180,8 @@ function jqPattern(): string {
 function tsFills(tools: ToolModel[]): Record<string, string> {
   const types = tools.flatMap((t) => [
     `/** Parameters of ${t.name} (${t.capability}). */\nexport type ${t.typeBase}Params = ${schemaToTs(t.params)};`,
-    `/** Result of ${t.name}. */\nexport type ${t.typeBase}Result = ${schemaToTs(t.result)};`,
+    // A data tool's inline result carries the ResultRef methods (see InlineSlices in the runtime).
+    `/** Result of ${t.name}. */\nexport type ${t.typeBase}Result = ${t.inlinePayload ? `Sliceable<${schemaToTs(t.result)}>` : schemaToTs(t.result)};`,
   ]);
   const summaryJson = JSON.stringify(summaries(tools), null, 2);
   const schemaJson = JSON.stringify(JSON.stringify(schemas(tools)));
@@ -185,6 +193,7 @@ function tsFills(tools: ToolModel[]): Record<string, string> {
       .join(''),
     'tool-table': `const TOOLS: ToolSummary[] = ${summaryJson};\n\n// Full schemas stay a string until describe(name) asks for one (progressive disclosure).\nconst SCHEMAS_JSON = ${schemaJson};\n`,
     'jq-policy': `const JQ_FORBIDDEN = /${jqPattern()}/;\n`,
+    'inline-payload': `const INLINE_PAYLOAD: Record<string, 'value' | 'content'> = ${JSON.stringify(inlinePayloads(tools))};\n`,
     'tool-methods': tools
       .map((t) => `  ${t.name}: (params: ${t.typeBase}Params) => invoke(${JSON.stringify(t.name)}, params) as Promise<${t.typeBase}Result>,\n`)
       .join(''),
@@ -241,6 +250,7 @@ function emitPy(tools: ToolModel[]): string {
     header: `${HEADER}\n`,
     'tool-table': `_TOOLS = _json.loads(${summaryJson})\n_SCHEMAS_JSON = ${schemaJson}\n`,
     'jq-policy': `_JQ_FORBIDDEN = _re.compile(r"${jqPattern()}")\n`,
+    'inline-payload': `_INLINE_PAYLOAD = _json.loads(${JSON.stringify(JSON.stringify(inlinePayloads(tools)))})\n`,
     'tool-functions': functions,
   });
 }

@@ -4,7 +4,11 @@
  * never edited (a changed migration would leave old stores behind).
  *
  * Content-free by design: no table holds script text, stdout, tool arguments,
- * tool results, file contents or bearers.
+ * tool results, file contents or bearers. The memory index (version 7) keeps
+ * to that: its full-text table is contentless (FTS5 `content=''`), holding
+ * the inverted index of the agent's memory notes and where each chunk lies
+ * (path, line, byte range), never their text; snippets are read back from
+ * the files themselves, through the confinement module.
  */
 export interface Migration {
   version: number;
@@ -194,6 +198,37 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_started ON runs(started_at);
       CREATE INDEX runs_lease ON runs(lease_id);
       CREATE INDEX runs_window ON runs(started_at, outcome, failure_class, result_ref_count, result_ref_bytes, est_saved_tokens, refusal_reason);
+    `,
+  },
+  {
+    version: 7,
+    name: 'memory full-text index',
+    // memory_search: the Markdown under <workspace>/memory/, per workspace real path.
+    // memory_files says what was indexed (mtime, size, inode: a change of any reindexes
+    // the file); memory_chunks says where each indexed chunk lies; memory_fts is the
+    // contentless FTS5 index over the chunks (rowid = memory_chunks.id), so the store
+    // holds no note text. contentless_delete lets a changed file's rows go by rowid.
+    sql: `
+      CREATE TABLE memory_files (
+        workspace      TEXT NOT NULL,
+        path           TEXT NOT NULL,
+        mtime_ms       INTEGER NOT NULL,
+        size           INTEGER NOT NULL,
+        ino            INTEGER NOT NULL,
+        indexed_bytes  INTEGER NOT NULL,
+        indexed_at     INTEGER NOT NULL,
+        PRIMARY KEY (workspace, path)
+      );
+      CREATE TABLE memory_chunks (
+        id          INTEGER PRIMARY KEY,
+        workspace   TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        line        INTEGER NOT NULL,
+        byte_start  INTEGER NOT NULL,
+        byte_len    INTEGER NOT NULL
+      );
+      CREATE INDEX memory_chunks_file ON memory_chunks(workspace, path);
+      CREATE VIRTUAL TABLE memory_fts USING fts5(text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
     `,
   },
 ];

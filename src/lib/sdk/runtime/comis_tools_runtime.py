@@ -15,12 +15,17 @@ import os as _os
 import re as _re
 import socket as _socket
 import subprocess as _subprocess
+import tempfile as _tempfile
 import time as _time
 
 # @generated:begin tool-table
 _TOOLS = []
 _SCHEMAS_JSON = "{}"
 # @generated:end tool-table
+# @generated:begin inline-payload
+# Where the data of each data tool's inline result is (the tool table's inlinePayload).
+_INLINE_PAYLOAD = {}
+# @generated:end inline-payload
 _schemas = None
 _conn = None
 _buffer = b""
@@ -67,6 +72,25 @@ def _run_tool(args, input_path, what):
         tail = " ".join(proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
         raise ComisToolError("slice_failed", "%s: %s" % (what, tail))
     return proc.stdout.decode("utf-8")
+
+
+def _grep_file(pattern, path):
+    """grep -n -E over a file, as ResultRef.grep and the inline .grep() both run it."""
+    out = _run_tool(["grep", "-n", "-E", "-e", str(pattern), path], None, "grep")
+    result = []
+    for l in out.split("\n"):
+        if l:
+            n, _, text = l.partition(":")
+            result.append({"line": int(n), "text": text})
+    return result
+
+
+def _jq_file(expr, path):
+    """jq -c over a file (each JSONL line one input), as ResultRef.jq and the inline .jq() both run it."""
+    _check_jq(expr)
+    out = _run_tool(["jq", "-c", expr], path, "jq")
+    values = [_json.loads(l) for l in out.split("\n") if l]
+    return values[0] if len(values) == 1 else values
 
 
 class ResultRef:
@@ -120,20 +144,12 @@ class ResultRef:
 
     def grep(self, pattern):
         """Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers."""
-        out = _run_tool(["grep", "-n", "-E", "-e", str(pattern), self._live()], None, "grep")
-        result = []
-        for l in out.split("\n"):
-            if l:
-                n, _, text = l.partition(":")
-                result.append({"line": int(n), "text": text})
-        return result
+        return _grep_file(pattern, self._live())
 
     def jq(self, expr):
         """A jq filter over the payload (each JSONL line is one input). One output -> that value; else a list."""
-        _check_jq(expr)
-        out = _run_tool(["jq", "-c", expr], self._live(), "jq")
-        values = [_json.loads(l) for l in out.split("\n") if l]
-        return values[0] if len(values) == 1 else values
+        _check_jq(expr)  # refused before anything else, even on an expired handle
+        return _jq_file(expr, self._live())
 
     def sql(self, query):
         """One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over self.ref)."""
@@ -144,9 +160,67 @@ class ResultRef:
         return invoke("ref_jsonpath", {"ref": self.ref, "expr": expr})
 
 
-def _wrap(value):
+class _Slices:
+    """The ResultRef methods over an inline payload (the bytes a ResultRef of it would hold).
+
+    .read/.grep/.jq answer as on a ResultRef; .sql/.jsonpath need DuckDB over a
+    file in results/ and raise ComisToolError("inline_result").
+    """
+
+    def read(self, offset=0, limit=None):
+        """Lines offset..offset+limit (0-based) of the payload, joined with newlines."""
+        lines = self._comis_payload.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        return "\n".join(lines[offset:None if limit is None else offset + limit])
+
+    def _with_file(self, work):
+        fd, path = _tempfile.mkstemp(prefix="comis-inline-")
+        try:
+            with _os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self._comis_payload)
+            return work(path)
+        finally:
+            _os.unlink(path)
+
+    def grep(self, pattern):
+        """Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers."""
+        return self._with_file(lambda path: _grep_file(pattern, path))
+
+    def jq(self, expr):
+        """A jq filter over the payload. One output -> that value; else a list."""
+        _check_jq(expr)
+        return self._with_file(lambda path: _jq_file(expr, path))
+
+    def sql(self, query):
+        raise ComisToolError("inline_result", ".sql() runs DuckDB over a ResultRef; this result came back inline (under the 15,000-byte threshold): use .jq() or plain code on it")
+
+    def jsonpath(self, expr):
+        raise ComisToolError("inline_result", ".jsonpath() runs DuckDB over a ResultRef; this result came back inline (under the 15,000-byte threshold): use .jq() or plain code on it")
+
+
+class InlineList(_Slices, list):
+    """An inline list result (json.dumps and print see a plain list) with the ResultRef methods."""
+
+
+class InlineDict(_Slices, dict):
+    """An inline dict result (json.dumps and print see a plain dict) with the ResultRef methods."""
+
+
+def _payload_text(payload):
+    if isinstance(payload, str):
+        return payload
+    return _json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _wrap(value, tool=None):
     if isinstance(value, dict) and value.get("type") == "ResultRef":
         return ResultRef(value)
+    where = _INLINE_PAYLOAD.get(tool) if tool is not None else None
+    if where and isinstance(value, (list, dict)):
+        wrapped = InlineList(value) if isinstance(value, list) else InlineDict(value)
+        wrapped._comis_payload = _payload_text(value if where == "value" else value.get("content") if isinstance(value, dict) else None)
+        return wrapped
     return value
 
 
@@ -186,7 +260,7 @@ def _call(method, params, tool=None):
         if reply.get("id") != call_id:
             continue
         if reply.get("ok"):
-            return _wrap(reply.get("result"))
+            return _wrap(reply.get("result"), tool)
         error = reply.get("error") or {}
         raise ComisToolError(error.get("code", "error"), error.get("message", "tool call failed"), tool)
 

@@ -10,6 +10,7 @@
 import * as cp from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 // @api-types:begin
@@ -25,6 +26,30 @@ export interface ToolDescription extends ToolSummary {
   /** JSON Schema of the result. */
   result: Record<string, unknown>;
 }
+
+/**
+ * The ResultRef slicing methods that an inline result which is data offers,
+ * over the same payload a ResultRef of it would hold (the tool table's
+ * `inlinePayload`): .read/.grep/.jq answer exactly as on the ResultRef;
+ * .sql/.jsonpath need DuckDB over a file in results/ and reject with code
+ * `inline_result` (query the value with .jq() or plain code instead).
+ * The methods are not enumerable: JSON.stringify and console.log see the data.
+ */
+export interface InlineSlices {
+  /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
+  read(offset?: number, limit?: number): Promise<string>;
+  /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
+  grep(pattern: string): Promise<Array<{ line: number; text: string }>>;
+  /** A jq filter over the payload. One output → that value; else an array of outputs. */
+  jq(expr: string): Promise<unknown>;
+  /** Rejects with code inline_result: SQL runs over a ResultRef only. */
+  sql(query: string): Promise<Array<Record<string, unknown>> | { error: string }>;
+  /** Rejects with code inline_result: JSONPath runs over a ResultRef only. */
+  jsonpath(expr: string): Promise<unknown>;
+}
+
+/** A result as a script gets it: a ResultRef stays itself, an inline value also has the {@link InlineSlices}. */
+export type Sliceable<T> = T extends ResultRef ? T : T & InlineSlices;
 
 // @generated:begin tool-types
 // @generated:end tool-types
@@ -113,6 +138,11 @@ const JQ_FORBIDDEN = /^/;
 const SLICE_TIMEOUT_MS = 10_000;
 const SLICE_MAX_OUTPUT = 8 * 1024 * 1024;
 
+// @generated:begin inline-payload
+// Where the data of each data tool's inline result is (the tool table's inlinePayload).
+const INLINE_PAYLOAD: Record<string, 'value' | 'content'> = {};
+// @generated:end inline-payload
+
 function runTool(file: string, args: string[], inputPath: string | undefined, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // The payload goes to stdin straight from the file: never held in this process.
@@ -147,6 +177,23 @@ function runTool(file: string, args: string[], inputPath: string | undefined, wh
       reject(new ComisToolError('slice_failed', what + ': ' + err.trim().split('\n').slice(-3).join(' ')));
     });
   });
+}
+
+/** grep -n -E over a file, as ResultRef.grep and the inline .grep() both run it. */
+async function grepFile(pattern: string, file: string): Promise<Array<{ line: number; text: string }>> {
+  const out = await runTool('grep', ['-n', '-E', '-e', String(pattern), file], undefined, 'grep');
+  return out.split('\n').filter((l) => l !== '').map((l) => {
+    const i = l.indexOf(':');
+    return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
+  });
+}
+
+/** jq -c over a file (each JSONL line one input), as ResultRef.jq and the inline .jq() both run it. */
+async function jqFile(expr: string, file: string): Promise<unknown> {
+  if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
+  const out = await runTool('jq', ['-c', expr], file, 'jq');
+  const values = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+  return values.length === 1 ? values[0] : values;
 }
 
 /**
@@ -221,19 +268,14 @@ export class ResultRef {
 
   /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
   async grep(pattern: string): Promise<Array<{ line: number; text: string }>> {
-    const out = await runTool('grep', ['-n', '-E', '-e', String(pattern), this.live()], undefined, 'grep');
-    return out.split('\n').filter((l) => l !== '').map((l) => {
-      const i = l.indexOf(':');
-      return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
-    });
+    return grepFile(pattern, this.live());
   }
 
   /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
   async jq(expr: string): Promise<unknown> {
+    // Refused before anything else, even on an expired handle.
     if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
-    const out = await runTool('jq', ['-c', expr], this.live(), 'jq');
-    const values = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
-    return values.length === 1 ? values[0] : values;
+    return jqFile(expr, this.live());
   }
 
   /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
@@ -251,8 +293,50 @@ export class ResultRef {
   }
 }
 
-function wrap(value: unknown): unknown {
+/** Runs `work` on a private temp file holding `text` (the jail's own /tmp), removed after. */
+async function withPayloadFile<T>(text: string, work: (file: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'comis-inline-'));
+  try {
+    const file = path.join(dir, 'payload');
+    fs.writeFileSync(file, text, { mode: 0o600 });
+    return await work(file);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function inlineRefusal(method: string): ComisToolError {
+  return new ComisToolError('inline_result', '.' + method + '() runs DuckDB over a ResultRef; this result came back inline (under the 15,000-byte threshold): use .jq() or plain code on it');
+}
+
+/**
+ * Gives an inline data result the ResultRef methods over its payload,
+ * snapshotted now as the bytes a ResultRef of it would hold (a string as is,
+ * anything else as JSON). Non-enumerable: the value serialises unchanged.
+ */
+function attachSlices(value: object, payload: unknown): void {
+  const text = typeof payload === 'string' ? payload : (JSON.stringify(payload) ?? 'null');
+  const methods: InlineSlices = {
+    read: async (offset = 0, limit?: number) => {
+      const lines = text.split('\n');
+      if (lines[lines.length - 1] === '') lines.pop(); // a final newline ends the last line, as in ResultRef.read
+      return lines.slice(offset, limit === undefined ? undefined : offset + limit).join('\n');
+    },
+    grep: (pattern: string) => withPayloadFile(text, (file) => grepFile(pattern, file)),
+    jq: async (expr: string) => {
+      if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
+      return withPayloadFile(text, (file) => jqFile(expr, file));
+    },
+    sql: () => Promise.reject(inlineRefusal('sql')),
+    jsonpath: () => Promise.reject(inlineRefusal('jsonpath')),
+  };
+  for (const [name, fn] of Object.entries(methods)) Object.defineProperty(value, name, { value: fn, enumerable: false, writable: true, configurable: true });
+}
+
+function wrap(value: unknown, tool?: string): unknown {
   if (value && typeof value === 'object' && (value as { type?: unknown }).type === 'ResultRef') return new ResultRef(value as ConstructorParameters<typeof ResultRef>[0]);
+  const where = tool === undefined ? undefined : INLINE_PAYLOAD[tool];
+  if (where && value && typeof value === 'object') attachSlices(value, where === 'value' ? value : (value as { content?: unknown }).content);
   return value;
 }
 
@@ -292,7 +376,7 @@ function connect(): net.Socket {
       if (!entry) continue;
       pending.delete(reply.id);
       if (pending.size === 0) socket.unref();
-      if (reply.ok) entry.resolve(wrap(reply.result));
+      if (reply.ok) entry.resolve(wrap(reply.result, entry.tool));
       else entry.reject(new ComisToolError(reply.error?.code ?? 'error', reply.error?.message ?? 'tool call failed', entry.tool));
     }
   });
