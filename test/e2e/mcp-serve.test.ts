@@ -221,6 +221,32 @@ describe('comis mcp serve: cancellation and signals', () => {
     }
   });
 
+  it('runs are serialized: a second call starts only after the first ended; beyond 4 waiting a call is answered busy', async () => {
+    const h = makeHome();
+    const ws = h.workspace();
+    const s = await connectServe(h.home);
+    try {
+      const call = (script: string) => s.client.callTool({ name: 'orchestrate', arguments: { language: 'js', script, timeoutMs: 120000 } }, undefined, { timeout: 180_000 });
+      const fs = "const fs = require('node:fs');\n";
+      const first = call(`${fs}fs.writeFileSync('a-started', '');\nconst t = setInterval(() => { if (fs.existsSync('release')) { clearInterval(t); console.log('a done'); } }, 20);\n`);
+      await until(() => existsSync(join(ws, 'a-started')), 'the first run to start');
+      const second = call(`${fs}fs.writeFileSync('b-started', '');\nconsole.log('release before b:', fs.existsSync('release'));\n`);
+      const waiting = [1, 2, 3].map((i) => call(`console.log('w${i}')`));
+      const busy = await call("console.log('never')");
+      expect(busy.isError).toBe(true);
+      expect(text(busy)).toMatch(/^comis: busy: one run is in progress and 4 are waiting; nothing was run\./);
+      // Were runs concurrent, the second would start now; give it the chance (a bound, not an assertion on time).
+      await until(() => existsSync(join(ws, 'b-started')), 'a concurrent second run', 5_000).catch(() => undefined);
+      expect(existsSync(join(ws, 'b-started'))).toBe(false);
+      writeFileSync(join(ws, 'release'), '');
+      expect(text(await first)).toBe('a done\n');
+      expect(text(await second)).toBe('release before b: true\n');
+      expect(await Promise.all(waiting.map(async (w) => text(await w)))).toEqual(['w1\n', 'w2\n', 'w3\n']);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('SIGTERM mid-run: the run is killed and recorded, no jail process is left, the server exits 0', async () => {
     const h = makeHome();
     const ws = h.workspace();
