@@ -267,6 +267,17 @@ describe('comis mcp serve: cancellation and signals', () => {
 });
 
 describe('comis mcp serve: load path', () => {
+  it('--help teaches: the tools, the client config and the Claude Code line; comis --help lists the mcp topic', () => {
+    const h = makeHome();
+    const help = h.run(['mcp', 'serve', '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/orchestrate\(\{script, language, timeoutMs\}\)/);
+    expect(help.stdout).toMatch(/describe_tools\(\)/);
+    expect(help.stdout).toContain('claude mcp add comis -- comis mcp serve --agent default');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('"args": ["mcp", "serve", "--agent", "default"]');
+    expect(h.run(['--help']).stdout).toMatch(/mcp\s+Connect MCP servers to jailed scripts, or serve comis itself over MCP\./);
+  });
+
   it('loads the MCP SDK when it serves (the positive control of the --help/--version trace in cli.test.ts)', () => {
     const h = makeHome();
     const trace = join(h.home, 'trace.txt');

@@ -14,13 +14,17 @@ const STOP_WORDS = {
 export default class McpServe extends BaseCommand {
   static override summary = 'Serve comis over MCP (stdio): any MCP client gets orchestrate, one jailed script per call.';
 
-  static override description = `Runs comis as an MCP server on stdin/stdout for one agent. It offers two tools:
-  orchestrate({script, language, timeoutMs})  run ONE script (language ts, js or py) in the jail, exactly as \`comis orchestrate\` would as that agent; only its stdout comes back (a failure: isError with the failure class and the redacted stderr tail)
-  describe_tools()                            what comis_tools offers the agent's scripts: names, capabilities, summaries, parameter and result schemas
-Every run is recorded like a CLI run (\`comis explain --last\` shows it), all under one session per server. Runs are serialized, one at a time. The agent's capabilities, tool policy, limits and jail apply unchanged: the MCP connection widens nothing. An agent with autonomy.approvals is refused per run (stdin is the protocol: there is no terminal to ask on).
-stdout carries only the MCP protocol; diagnostics go to stderr and the log. The server exits when stdin closes, killing a run in progress. Config is read once at start: restart the server to pick up a change. --json is accepted for uniformity and changes nothing (there is no result to print).
-Add it to a client, e.g. Claude Code:  claude mcp add comis -- comis mcp serve --agent default
-or in a .mcp.json / Cursor mcp.json:   {"mcpServers": {"comis": {"command": "comis", "args": ["mcp", "serve", "--agent", "default"]}}}`;
+  static override description = `Runs comis as an MCP server on stdin/stdout, for one agent, so an MCP client's model can write ONE script that chains tools in the jail instead of calling tools one by one. Two tools:
+
+orchestrate({script, language, timeoutMs}): runs the script (language ts, js or py; timeoutMs 100 to 600000, or 0 for the default) exactly as \`comis orchestrate\` would as that agent. Only its stdout comes back; a failure is isError with the failure class and the redacted stderr tail; a refusal is isError with the reason.
+
+describe_tools(): what comis_tools offers the agent's scripts: names, capabilities, summaries, parameter and result schemas, and what it cannot call and why.
+
+Every run is recorded like a CLI run (\`comis explain --last\` shows it), all under one session per server. Runs are serialized, one at a time. The agent's capabilities, tool policy, limits and jail apply unchanged: the MCP connection widens nothing, and an agent with autonomy.approvals is refused per run (stdin is the protocol: there is no terminal to ask on).
+
+stdout carries only the protocol; diagnostics go to stderr and the log. The server exits when stdin closes (or on SIGTERM), killing a run in progress. Config is read once, at start. --json changes nothing: there is no result to print.
+
+Client config (.mcp.json, Cursor's mcp.json): {"mcpServers": {"comis": {"command": "comis", "args": ["mcp", "serve", "--agent", "default"]}}}`;
 
   static override examples = [
     { description: 'Serve the default agent (an MCP client starts this, not you)', command: '<%= config.bin %> <%= command.id %>' },
