@@ -167,6 +167,10 @@ console.log(\`todos=\${hits.matches.length} second=\${file.content.split('\\n')[
     expect(res.status).toBe(4);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/Error \[CAPABILITY_DENIED\]: Agent "chat" has profile assistant/);
+    const unknown = h.run(['mcp', 'serve', '--agent', 'nobody', '--json'], { input: '' });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toMatch(/Error \[AGENT_UNKNOWN\]/);
   });
 
   it('closing stdin mid-run kills the run: the server exits 0 by itself, no jail process is left, the run is recorded', async () => {
