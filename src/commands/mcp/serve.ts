@@ -58,6 +58,8 @@ Client config (.mcp.json, Cursor's mcp.json): {"mcpServers": {"comis": {"command
     const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
     const server = await startMcpServer({ agent, home: loaded.home, sessionKey, version: pkg.version, input: process.stdin, output, onWarning: (m) => this.addWarning(m) });
     process.stderr.write(`comis: serving agent "${agent.id}" over MCP on stdio, session ${sessionKey}\n`);
+    // Started by hand: say what it waits for, rather than sit silent.
+    if (process.stdin.isTTY) process.stderr.write('comis: stdin is a terminal; an MCP client (claude mcp add, .mcp.json) starts this command and speaks JSON-RPC on stdin. Ctrl-D stops it.\n');
     const stop = (): void => void server.close('requested');
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
