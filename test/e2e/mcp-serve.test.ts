@@ -99,11 +99,14 @@ console.log(\`todos=\${hits.matches.length} second=\${file.content.split('\\n')[
       const t = text(failed);
       expect(t).toMatch(/^comis: run r-[0-9a-f]+ failed: nonzero_exit, exit code 3, after \d+ ms\n--- stderr \(last \d+ chars\) ---\nboom: ␛\[31mred\n--- stdout \(8 chars\) ---\npartial\n$/);
       expect(failed._meta).toMatchObject({ 'comis/failureClass': 'nonzero_exit', 'comis/exitCode': 3 });
+      // The lease bearer is a registered secret: printed to stderr and stdout, it comes back redacted in both.
+      const leak = await s.client.callTool({ name: 'orchestrate', arguments: { language: 'js', script: "const b = process.env.COMIS_CAP_LEASE;\nconsole.log('out=' + b);\nconsole.error('err=' + b);\nprocess.exit(1);\n" } });
+      expect(text(leak)).toMatch(/--- stderr \(last \d+ chars\) ---\nerr=\[REDACTED\]\n--- stdout \(\d+ chars\) ---\nout=\[REDACTED\]\n$/);
       const slow = await s.client.callTool({ name: 'orchestrate', arguments: { language: 'js', script: 'setInterval(() => {}, 1000);', timeoutMs: 300 } });
       expect(slow.isError).toBe(true);
       expect(text(slow)).toMatch(/failed: timeout.*\ncomis: the script ran past its 300 ms timeout and was killed \(raise it with timeoutMs\)\n/);
       const explain = parseJson(h.run(['explain', '--last', '--json']).stdout);
-      expect((explain.result.orchestrate as { failureClass: string }[]).map((r) => r.failureClass)).toEqual(['nonzero_exit', 'timeout']);
+      expect((explain.result.orchestrate as { failureClass: string }[]).map((r) => r.failureClass)).toEqual(['nonzero_exit', 'nonzero_exit', 'timeout']);
     } finally {
       await s.close();
     }
