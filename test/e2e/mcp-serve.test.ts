@@ -79,9 +79,11 @@ console.log(\`todos=\${hits.matches.length} second=\${file.content.split('\\n')[
       // The protocol survived the noise: the next call on the same connection answers, and Python works too.
       const py = await s.client.callTool({ name: 'orchestrate', arguments: { language: 'py', script: 'import comis_tools\nr = comis_tools.read({"path": "notes.md", "offset": 3, "limit": 1})\nprint(r["content"])\n' } });
       expect(text(py)).toBe('TODO: test it\n');
+      const bearer = await s.client.callTool({ name: 'orchestrate', arguments: { language: 'py', script: 'import os\nprint("lease=" + os.environ["COMIS_CAP_LEASE"])\n' } });
+      expect(text(bearer)).toBe('lease=[REDACTED]\n');
       const explain = parseJson(h.run(['explain', '--last', '--json']).stdout);
       const runs = explain.result.orchestrate as { runId: string; outcome: string; toolCalls: { tool: string; count: number }[] }[];
-      expect(runs.map((r) => r.runId)).toEqual([runId, (py._meta as Record<string, unknown>)['comis/runId']]);
+      expect(runs.map((r) => r.runId)).toEqual([runId, (py._meta as Record<string, unknown>)['comis/runId'], (bearer._meta as Record<string, unknown>)['comis/runId']]);
       expect(runs[0]).toMatchObject({ outcome: 'success' });
       expect(runs[0]!.toolCalls.map((c) => c.tool).sort()).toEqual(['grep', 'read']);
       expect(explain.result.sessionKey).toBe((res._meta as Record<string, unknown>)['comis/sessionKey']);
