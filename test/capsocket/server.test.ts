@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { CapCallError, listenCapSocket, type CapSocket } from '../../src/lib/capsocket/server.js';
+import { CapCallError } from '../../src/lib/capsocket/protocol.js';
+import { listenCapSocket, type CapSocket } from '../../src/lib/capsocket/server.js';
 import { tempDir } from '../helpers/temp.js';
 
 const sockets: CapSocket[] = [];

@@ -43,6 +43,14 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.skills.execSandbox.readOnlyAllowPaths': ['test/security/workspace-screen.test.ts', 'a listed directory is readable in the jail at the same path and not writable'],
   'agents.*.skills.execSandbox.jailUidRange.min': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
   'agents.*.skills.execSandbox.jailUidRange.max': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
+  // MCP (issue 15). env/envFrom/headers/headersFrom are maps (no leaf key of their own): proven in the same files.
+  'agents.*.autonomy.mcp.allow': ['test/security/mcp-gate.test.ts', 'an allowlisted server tool answers; an unlisted server and an unlisted tool are denied'],
+  'mcp.servers.*.command': ['test/mcp/client-manager.test.ts', 'server-everything: lists its tools and echoes'],
+  'mcp.servers.*.args': ['test/mcp/client-manager.test.ts', 'server-filesystem: reads a file of its allowed directory'],
+  'mcp.servers.*.cwd': ['test/mcp/client-manager.test.ts', 'cwd: the server runs in the configured directory'],
+  'mcp.servers.*.callTimeoutMs': ['test/mcp/client-manager.test.ts', 'a call past callTimeoutMs fails with mcp_timeout'],
+  'mcp.servers.*.startupTimeoutMs': ['test/mcp/client-manager.test.ts', 'startupTimeoutMs: an unknown server is mcp_unavailable'],
+  'mcp.servers.*.url': ['test/mcp/http-transport.test.ts', 'url, headers and headersFrom'],
 };
 
 type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };

@@ -46,6 +46,8 @@ export function toolProblems(file: string, text: string, tools: ReadonlySet<stri
     for (const m of line.matchAll(/comis_tools\.([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)\s*\(/g)) {
       const name = m[1]!;
       if (tools.has(name) || (m[2] === '' && SDK_BUILTINS.has(name))) continue;
+      // comis_tools.mcp.<server>.<tool>( is the runtime MCP namespace (src/lib/mcp), and mcp.describe( its catalog.
+      if (name === 'mcp' && /^\.(?:describe|[a-z]\w*\.[A-Za-z_]\w*)$/.test(m[2]!)) continue;
       problems.push({ where: `${file}:${i + 1}`, what: `${m[0]} names no tool of src/lib/capabilities/tool-table.ts` });
     }
   });
@@ -127,13 +129,13 @@ describe('docs describe only what exists', () => {
   it('catches a tool that does not exist, in both call forms, unless the line says "not yet"', () => {
     const doc = [
       'const page = await comis_tools.web_fetch({ url });',
-      'comis_tools.mcp.github.search({ q })',
+      'comis_tools.mcp.github({ q }); comis_tools.mcp.github.search({ q })',
       'await comis_tools.read({ path }); comis_tools.describe()',
       '`comis_tools.web_search()` is not yet available',
     ].join('\n');
     expect(toolProblems('x.md', doc, tools).map((p) => p.where + ' ' + p.what)).toEqual([
       'x.md:1 comis_tools.web_fetch( names no tool of src/lib/capabilities/tool-table.ts',
-      'x.md:2 comis_tools.mcp.github.search( names no tool of src/lib/capabilities/tool-table.ts',
+      'x.md:2 comis_tools.mcp.github( names no tool of src/lib/capabilities/tool-table.ts',
     ]);
   });
 

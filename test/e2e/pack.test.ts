@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -53,7 +53,7 @@ afterAll(() => {
 describe('npm pack → npm install -g', () => {
   it('ships the built CLI, its manifest and SDK assets, and no sources or tests', () => {
     const list = sh('tar', ['tzf', tarball]).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
-    for (const need of ['bin/comis.js', 'package.json', 'README.md', 'oclif.manifest.json', 'dist/commands/orchestrate.js', 'dist/sdk/comis_tools.js', 'dist/sdk/comis_tools.d.ts', 'dist/sdk/comis_tools.py', 'docs/config.schema.json']) {
+    for (const need of ['bin/comis.js', 'package.json', 'README.md', 'oclif.manifest.json', 'dist/commands/orchestrate.js', 'dist/sdk/comis_tools.js', 'dist/sdk/comis_tools.d.ts', 'dist/sdk/comis_tools.py', 'dist/lib/sdk/runtime/comis_tools_runtime.ts', 'dist/lib/sdk/runtime/comis_tools_declarations.ts', 'dist/lib/sdk/runtime/comis_tools_runtime.py', 'docs/config.schema.json']) {
       expect(list, need).toContain(need);
     }
     expect(list.filter((p) => p.startsWith('test/') || p.startsWith('src/') || p.startsWith('bench/') || p.startsWith('node_modules/'))).toEqual([]);
@@ -81,5 +81,15 @@ describe('npm pack → npm install -g', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^3 TODOs in 2 files\nbusiest: notes\/release\.md \(2\)/);
     expect(readdirSync(join(examples, 'comis-home'))).toContain('comis.db');
+
+    // The emitter finds its runtime sources inside the installed dist (no src/ ships):
+    // `sdk emit` from the install writes what the build pre-generated, and --check agrees.
+    const sdkOut = join(work, 'emitted-sdk');
+    const emit = sh(installedBin, ['sdk', 'emit', '--out', sdkOut], { env: { COMIS_HOME: home, HOME: home } });
+    expect(emit.status, emit.stderr).toBe(0);
+    for (const name of ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comis_tools.py']) {
+      expect(readFileSync(join(sdkOut, name), 'utf8'), name).toBe(readFileSync(join(repoRoot, 'dist/sdk', name), 'utf8'));
+    }
+    expect(sh(installedBin, ['sdk', 'emit', '--check', sdkOut], { env: { COMIS_HOME: home, HOME: home } }).status).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { LeaseRegistry } from '../../src/lib/capabilities/lease.js';
-import type { CapRequest } from '../../src/lib/capsocket/server.js';
+import type { CapRequest } from '../../src/lib/capsocket/protocol.js';
 import { createDispatcher, type CapabilityAudited } from '../../src/lib/orchestrate/dispatch.js';
 import type { SurfaceDrop } from '../../src/lib/policy/surface.js';
 

@@ -30,8 +30,8 @@ export interface ProfileSpec {
  * agent … does not get the tool"). `standard` (the default), `unattended`
  * and `max` hold the floor capabilities. Holding `orch:write` does not open
  * the write surface: that also needs `autonomy.write: true`; holding
- * `orch:mcp` opens no server (MCP is not implemented yet, and the loader
- * refuses `autonomy.mcp.*`). docs/config.md's profile table is checked
+ * `orch:mcp` opens no server (that needs `autonomy.mcp.allow`, checked
+ * by src/lib/mcp/gate.ts). docs/config.md's profile table is checked
  * against this one by test/capabilities/profiles.test.ts.
  */
 export const PROFILES: Readonly<Record<AutonomyProfile, ProfileSpec>> = {

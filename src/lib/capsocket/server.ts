@@ -2,7 +2,7 @@
  * The capability socket: the jail's only way out.
  *
  * One unix socket per run, mode 0600 in a 0700 directory, speaking
- * newline-delimited JSON: a request `{id, bearer, method, params}` gets one
+ * newline-delimited JSON (the frames and error codes are in protocol.ts): a request `{id, bearer, method, params}` gets one
  * reply `{id, ok: true, result}` or `{id, ok: false, error: {code, message}}`.
  * Several calls may be in flight on one connection; replies carry the id.
  *
@@ -24,30 +24,7 @@ import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 
-export interface CapRequest {
-  id: string | number;
-  method: string;
-  params: unknown;
-  bearer: unknown;
-}
-
-export interface CapErrorBody {
-  code: string;
-  message: string;
-}
-
-/** Thrown by a handler to send a specific error code back to the script. */
-export class CapCallError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CapCallError';
-  }
-}
-
-export type CapHandler = (request: CapRequest) => Promise<unknown>;
+import { CAP_SOCKET_ERRORS, CapCallError, type CapHandler, type CapReply, type CapRequest } from './protocol.js';
 
 export interface CapSocketLimits {
   /** Largest request frame in bytes (default 64 KiB). */
@@ -112,7 +89,7 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
   const open = new Set<Socket>();
   const server: Server = createServer({ allowHalfOpen: true }, (socket) => {
     if (open.size >= limits.maxConnections) {
-      socket.end(`${JSON.stringify({ id: null, ok: false, error: { code: 'busy', message: 'too many connections' } })}\n`);
+      socket.end(`${JSON.stringify({ id: null, ok: false, error: { code: CAP_SOCKET_ERRORS.busy, message: 'too many connections' } })}\n`);
       socket.destroy();
       return;
     }
@@ -203,12 +180,12 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
   };
   socket.on('drain', flow);
 
-  const send = (body: unknown): void => {
+  const send = (body: CapReply): void => {
     if (!alive || socket.destroyed) return;
     socket.write(`${JSON.stringify(body)}\n`);
     flow();
   };
-  const fail = (id: unknown, code: string, message: string): void => send({ id: id ?? null, ok: false, error: { code, message } });
+  const fail = (id: string | number | null, code: string, message: string): void => send({ id, ok: false, error: { code, message } });
   const kill = (): void => {
     alive = false;
     socket.destroy();
@@ -237,23 +214,23 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
       request = parsed as Partial<CapRequest>;
     } catch {
       stats.badFrames++;
-      fail(null, 'bad_frame', 'malformed frame: expected one JSON object per line');
+      fail(null, CAP_SOCKET_ERRORS.badFrame, 'malformed frame: expected one JSON object per line');
       if (++badFrames >= limits.maxBadFrames) kill();
       return;
     }
     const id = request.id;
     if ((typeof id !== 'string' && typeof id !== 'number') || (typeof id === 'string' && id.length > 64)) {
       stats.badFrames++;
-      fail(null, 'bad_request', 'request needs an id (number or short string)');
+      fail(null, CAP_SOCKET_ERRORS.badRequest, 'request needs an id (number or short string)');
       if (++badFrames >= limits.maxBadFrames) kill();
       return;
     }
     if (typeof request.method !== 'string' || request.method.length > 64) {
-      fail(id, 'bad_request', 'request needs a method');
+      fail(id, CAP_SOCKET_ERRORS.badRequest, 'request needs a method');
       return;
     }
     if (inFlight >= limits.maxInFlight) {
-      fail(id, 'busy', `more than ${limits.maxInFlight} calls in flight on one connection`);
+      fail(id, CAP_SOCKET_ERRORS.busy, `more than ${limits.maxInFlight} calls in flight on one connection`);
       return;
     }
     inFlight++;
@@ -275,7 +252,7 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
           (result) => send({ id, ok: true, result: result ?? null }),
           (err: unknown) => {
             if (err instanceof CapCallError) fail(id, err.code, err.message);
-            else fail(id, 'internal', 'the tool failed daemon-side');
+            else fail(id, CAP_SOCKET_ERRORS.internal, 'the tool failed daemon-side');
           },
         )
         .finally(done);
@@ -313,7 +290,7 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
 
   function oversized(): void {
     stats.oversizedFrames++;
-    fail(null, 'frame_too_large', `request frame over ${limits.maxFrameBytes} bytes`);
+    fail(null, CAP_SOCKET_ERRORS.frameTooLarge, `request frame over ${limits.maxFrameBytes} bytes`);
     socket.end();
     alive = false;
     setTimeout(() => socket.destroy(), 50).unref();

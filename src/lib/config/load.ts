@@ -43,6 +43,8 @@ export interface ResolvedAgent {
   workspace: string;
   /** The config file the agent came from (undefined: the embedded default), for messages. */
   source?: string | undefined;
+  /** The MCP servers configured (top-level mcp.servers); the agent reaches only those its autonomy.mcp.allow lists. */
+  mcpServers?: NonNullable<ComisConfig['mcp']>['servers'] | undefined;
 }
 
 export const DEFAULT_AGENT_ID = 'default';
@@ -86,7 +88,6 @@ interface ParserModules {
  * with a test in test/config/key-proofs.test.ts) when the feature lands.
  */
 export const NOT_SUPPORTED_YET: readonly { path: readonly string[]; why: string }[] = [
-  { path: ['agents', '*', 'autonomy', 'mcp'], why: 'MCP is not implemented yet (issue 15): no server is reachable from comis_tools.mcp, so there is nothing to allow.' },
   { path: ['agents', '*', 'autonomy', 'durability'], why: 'resumable runs (checkpoint, resume, boot sweep) are not implemented yet.' },
   { path: ['agents', '*', 'model'], why: 'nothing uses a model yet (no one-shot repair, no summary condensation).' },
   { path: ['agents', '*', 'budget'], why: 'comis spends no model tokens or money itself, so there is nothing to budget.' },
@@ -246,6 +247,7 @@ function describeIssue(issue: ZodIssue): string {
     case 'invalid_format':
       return issue.format === 'regex' ? `invalid format: ${issue.message}` : `invalid format: expected a ${issue.format}`;
     case 'invalid_key':
+      if (issue.path[0] === 'mcp') return 'invalid key: MCP server names are a lowercase letter, then lowercase letters, digits or "_" (at most 32), and not a name a proxy would confuse (then, constructor, inspect, …)';
       return 'invalid key: agent ids are lowercase letters, digits, "-" and "_" (at most 64)';
     case 'invalid_union':
       return 'expected one of the forms docs/config.md gives for this key';
@@ -290,5 +292,5 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
       ? agent.workspace
       : resolve(loaded.home, agent.workspace)
     : join(workspacesDir(loaded.home), id);
-  return { id, config: agent, workspace, source: loaded.source };
+  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers };
 }

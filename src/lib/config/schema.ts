@@ -10,11 +10,13 @@
  *
  * Honesty rule: every key here has an effect proven by a test (the table in
  * test/config/key-proofs.test.ts). Keys the seeds define that comis does not
- * implement yet (`autonomy.mcp`, `autonomy.durability`, `model`, `budget`,
+ * implement yet (`autonomy.durability`, `model`, `budget`,
  * `security.permission`) are not in this schema: the loader refuses them
  * with "`<key>` is not supported yet" at their file and line (load.ts).
  */
 import { z } from 'zod';
+
+import { autonomyMcpSchema, mcpConfigSchema } from './mcp-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
 export const AUTONOMY_ROLES = ['worker', 'coordinator'] as const;
@@ -129,6 +131,8 @@ export const autonomySchema = z
       .boolean()
       .default(false)
       .describe('Ask for one approval of the whole capability footprint before each orchestrate run.'),
+    // Optional with no default, so the embedded defaults (defaults.ts) need no mcp block.
+    mcp: autonomyMcpSchema.optional(),
     limits: jailLimitsSchema.default(jailLimitsSchema.parse({})),
   })
   .describe('The autonomy block: profile, role and surfaces of the orchestrate tool.');
@@ -202,6 +206,7 @@ export const configSchema = z
       .nullish()
       .transform((v) => v ?? {})
       .describe('Agents, by id. A file that defines none keeps the embedded agent "default".'),
+    mcp: mcpConfigSchema.optional(),
     security: z
       .strictObject({})
       .nullish()

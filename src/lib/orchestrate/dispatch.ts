@@ -11,8 +11,9 @@
 import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
 import { findToolEntry, isControlPlaneTool } from '../capabilities/tool-table.js';
-import { CapCallError, type CapHandler } from '../capsocket/server.js';
+import { CapCallError, type CapHandler } from '../capsocket/protocol.js';
 import { ConfineError } from '../confine/index.js';
+import { handleMcpRequest, type McpGateSurface } from '../mcp/gate.js';
 import { describeDrop, type SurfaceDrop } from '../policy/surface.js';
 
 export type AuditDecision = 'allow' | 'deny';
@@ -47,6 +48,8 @@ export interface DispatchOptions {
   dropped?: ReadonlyMap<string, SurfaceDrop>;
   agentId: string;
   audit: (event: CapabilityAudited) => void;
+  /** The mcp surface of the run (allowlist and comis's MCP client); absent: no server is reachable. */
+  mcp?: McpGateSurface;
   /** Called for a request whose bearer is not a live lease on this socket (content-free). */
   onUnauthenticated?: () => void;
 }
@@ -70,7 +73,22 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
       options.onUnauthenticated?.();
       throw new CapCallError('unauthenticated', 'no valid lease: the bearer is unknown, revoked, expired or for another run');
     }
-    if (request.method !== 'tool.invoke') throw new CapCallError('unknown_method', 'the only method is tool.invoke');
+    if (request.method === 'mcp' || request.method === 'mcp.describe') {
+      // Its own gate (src/lib/mcp/gate.ts): policy, orch:mcp, the allowlist, the server's tool list.
+      const drop = options.dropped?.get('mcp');
+      return handleMcpRequest(request.method, request.params, {
+        agentId: options.agentId,
+        caps: lease.caps,
+        dropped: drop ? { why: drop.why, message: describeDrop(options.agentId, 'mcp', drop) } : undefined,
+        surface: options.mcp,
+        audit: (tool, capability, decision, reason) => {
+          const event: CapabilityAudited = { type: 'capability:audited', leaseId: lease.leaseId, runId: lease.runId ?? '', tool, capability, decision, at: Date.now() };
+          if (reason) event.reason = reason;
+          options.audit(event);
+        },
+      });
+    }
+    if (request.method !== 'tool.invoke') throw new CapCallError('unknown_method', 'the methods are tool.invoke and mcp');
     const params = request.params as { tool?: unknown; args?: unknown } | null;
     const tool = params && typeof params.tool === 'string' ? params.tool : undefined;
     if (!tool || tool.length > 128) throw new CapCallError('bad_request', 'tool.invoke needs params.tool (a tool name)');

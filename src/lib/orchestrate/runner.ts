@@ -18,7 +18,8 @@ import { StringDecoder } from 'node:string_decoder';
 import { PROFILE_CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
 import { LeaseRegistry, newId } from '../capabilities/lease.js';
 import { findToolEntry } from '../capabilities/tool-table.js';
-import { CapCallError, listenCapSocket, type CapSocket } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
+import { listenCapSocket, type CapSocket } from '../capsocket/server.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import { logRunEvent } from '../obs/logger.js';
@@ -31,8 +32,9 @@ import type { ToolContext } from '../tools/context.js';
 import { grepTool, type GrepArgs } from '../tools/grep.js';
 import { readTool, type ReadArgs } from '../tools/read.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
+import { createRunMcp, type RunMcp } from '../mcp/run-surface.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
-import { footprintOf, scanJavaScript, scanPython, type Footprint } from './preflight.js';
+import { footprintOf, mcpPreflightRefusal, scanJavaScript, scanPython, type Footprint } from './preflight.js';
 import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
 import { prepareScript, type ScriptLanguage } from './transpile.js';
@@ -105,6 +107,9 @@ export interface OrchestrateOptions {
    * enforces the deadline.
    */
   secondLineTimerMs?: number;
+  /** Tests only: sees the run's MCP surface (server pids), and starts stdio servers without the pid namespace. */
+  onMcp?: (mcp: RunMcp) => void;
+  mcpNoPidNamespace?: boolean;
 }
 
 export interface OrchestrateResult {
@@ -261,6 +266,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     });
     throw refuse(err, 'surface_disabled', { capabilities: ['orch:write'], tools: ['write'] });
   }
+  const mcpRefusal = mcpPreflightRefusal(footprint, options.agent.config.autonomy.mcp?.allow, options.agent.id);
+  if (mcpRefusal) {
+    const err = new ComisError('CAPABILITY_DENIED', mcpRefusal.message, { hint: mcpRefusal.hint, details: { missingCapabilities: [], surface: 'mcp' } });
+    throw refuse(err, 'surface_disabled', { capabilities: ['orch:mcp'], tools: ['mcp'] });
+  }
   if (options.agent.config.autonomy.approvals) {
     if (!options.approve) {
       const err = new ComisError('APPROVAL_REQUIRED', 'This agent requires an approval for each run and there is no way to ask.', { hint: 'Pass --yes to approve.' });
@@ -323,6 +333,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     if (r.code === 'duckdb_missing') return { error: r.error };
     throw new CapCallError(r.code, r.error);
   };
+  // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
+  const mcp: RunMcp = createRunMcp({ servers: options.agent.mcpServers, allow: options.agent.config.autonomy.mcp?.allow, home: options.home, results, runEnded: runEnded.signal, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
+  options.onMcp?.(mcp);
   const started = Date.now();
   let socket: CapSocket | undefined;
   let stdoutBuf = '';
@@ -343,6 +356,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         agentId: options.agent.id,
         surfaces: { write: surface.write },
         dropped: surface.dropped,
+        mcp: mcp.surface,
         tools: {
           read: (args) => readTool(ctx, args as ReadArgs),
           grep: (args) => grepTool(ctx, args as GrepArgs),
@@ -471,6 +485,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     await socket?.close();
     // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
     await slicer?.then((x) => x.close(), () => undefined);
+    // Every MCP server the run started is gone (its whole process tree) before the run returns.
+    await mcp.close().catch(() => undefined);
     if (options.keepResultsDir) {
       try {
         cpSync(resultsDir, options.keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });

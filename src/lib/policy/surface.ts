@@ -27,6 +27,9 @@ export interface SurfaceDrop {
   entry?: string;
 }
 
+/** The policy name of the comis_tools.mcp surface (group:mcp expands to it). */
+export const MCP_SURFACE_TOOL = 'mcp';
+
 /** Capabilities a coordinator keeps tools of: read-only drill-in. Everything else mutates or sends. */
 const COORDINATOR_CAPABILITIES: readonly Capability[] = ['orch:read', 'orch:web'];
 
@@ -34,7 +37,7 @@ export interface AgentSurface {
   agentId: string;
   /** Tools of the table the agent may call (after policy and role), in table order. */
   tools: string[];
-  /** Tools of the table dropped by policy or role, with why. */
+  /** Tools of the table (and `mcp`) dropped by policy or role, with why. */
   dropped: Map<string, SurfaceDrop>;
   /** The role in effect. */
   role: 'worker' | 'coordinator';
@@ -71,11 +74,13 @@ export function assertGetsOrchestrate(agent: AgentLike): void {
 export function agentSurface(agent: AgentLike): AgentSurface {
   const role = agent.config.autonomy.role;
   const universe = TOOL_TABLE.map((t) => t.name);
-  const policy = resolveToolPolicy(agent.config.skills.toolPolicy, universe);
+  // `mcp` (comis_tools.mcp, its own socket method) is under the same policy (group:mcp) and role, not in the table.
+  const policy = resolveToolPolicy(agent.config.skills.toolPolicy, [...universe, MCP_SURFACE_TOOL]);
   const dropped = new Map<string, SurfaceDrop>();
   for (const d of policy.dropped) dropped.set(d.tool, d.entry === undefined ? { why: d.why } : { why: d.why, entry: d.entry });
   if (role === 'coordinator') {
     for (const t of TOOL_TABLE) if (!COORDINATOR_CAPABILITIES.includes(t.capability) && !dropped.has(t.name)) dropped.set(t.name, { why: 'role_coordinator' });
+    if (!dropped.has(MCP_SURFACE_TOOL)) dropped.set(MCP_SURFACE_TOOL, { why: 'role_coordinator' });
   }
   return {
     agentId: agent.id,

@@ -13,7 +13,7 @@
 import { closeSync, read, readSync, renameSync, rmSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { createFile, ENTRY_COST_BYTES, openRoot, procPath } from '../confine/index.js';
 
 const readAsync = promisify(read);

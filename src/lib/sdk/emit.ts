@@ -5,15 +5,24 @@
  * both `import { comis_tools } from "./comis_tools.js"` and `require` work),
  * and `comis_tools.py` (synchronous module, stdlib only).
  *
+ * The runtimes themselves are real source files in runtime/ (type-checked TS,
+ * a Python module); this emitter only fills their `@generated` regions with
+ * what the table yields (types, method stubs, describe() data) and the jq
+ * refusal table of resultref/slice-policy.ts.
+ *
  * Contract: the output is a pure function of the table (no dates, no paths,
  * no environment), so emitting twice is byte-identical and the runner mounts
  * exactly what `comis sdk emit` writes. Every SDK speaks the same wire as the
  * capability socket: one JSON line `{id, bearer, method, params}` per call,
  * authenticated by `COMIS_CAP_LEASE` over `COMIS_ORCH_SOCKET`.
  */
+import { readFileSync } from 'node:fs';
+
+import { transformSync } from 'esbuild';
 import { z } from 'zod';
 
 import { TOOL_MAP, type ToolSpec } from '../capabilities/tool-map.js';
+import { JQ_FORBIDDEN_SOURCE } from '../resultref/slice-policy.js';
 import { schemaToTs, type JsonSchema } from './json-schema-to-ts.js';
 
 export const SDK_LANGS = ['ts', 'js', 'py', 'all'] as const;
@@ -79,10 +88,12 @@ function model(table: readonly ToolSpec[]): ToolModel[] {
 export function emitSdk(lang: SdkLang = 'all', table: readonly ToolSpec[] = TOOL_MAP): Map<string, string> {
   const tools = model(table);
   const out = new Map<string, string>();
-  if (lang === 'ts' || lang === 'all') out.set('comis_tools.ts', emitTs(tools));
+  // .ts, .js and .d.ts all derive from the one filled TS runtime.
+  const ts = lang === 'py' ? undefined : tsFlavour(tools);
+  if (lang === 'ts' || lang === 'all') out.set('comis_tools.ts', `// ${HEADER}\n${ts!.source}`);
   if (lang === 'js' || lang === 'all') {
-    out.set('comis_tools.js', emitJs(tools));
-    out.set('comis_tools.d.ts', emitDts(tools));
+    out.set('comis_tools.js', emitJs(ts!.source));
+    out.set('comis_tools.d.ts', emitDts(ts!.apiTypes));
   }
   if (lang === 'py' || lang === 'all') out.set('comis_tools.py', emitPy(tools));
   return out;
@@ -96,315 +107,121 @@ function schemas(tools: ToolModel[]): Record<string, { params: JsonSchema; resul
   return Object.fromEntries(tools.map((t) => [t.name, { params: t.params, result: t.result }]));
 }
 
-// ---------------------------------------------------------------- TypeScript
+// ------------------------------------------------------------------ Runtime
 
-function typeDeclarations(tools: ToolModel[], exported: 'export' | 'export declare'): string {
-  const kw = exported === 'export' ? 'export' : 'export';
-  const parts: string[] = [];
-  parts.push(`${kw} interface ToolSummary {\n  name: string;\n  capability: string;\n  summary: string;\n}`);
-  parts.push(
-    `${kw} interface ToolDescription extends ToolSummary {\n  /** JSON Schema of the parameters. */\n  params: Record<string, unknown>;\n  /** JSON Schema of the result. */\n  result: Record<string, unknown>;\n}`,
-  );
-  for (const t of tools) {
-    parts.push(`/** Parameters of ${t.name} (${t.capability}). */\n${kw} type ${t.typeBase}Params = ${schemaToTs(t.params)};`);
-    parts.push(`/** Result of ${t.name}. */\n${kw} type ${t.typeBase}Result = ${schemaToTs(t.result)};`);
+/**
+ * The hand-written runtimes are real files beside this module (runtime/):
+ * in the source tree and, copied by scripts/build-sdk.mjs, in dist. They are
+ * read once per process; the output stays a pure function of the table.
+ */
+const RUNTIME_DIR = new URL('./runtime/', import.meta.url);
+const RUNTIME_FILES = {
+  ts: 'comis_tools_runtime.ts',
+  dts: 'comis_tools_declarations.ts',
+  py: 'comis_tools_runtime.py',
+} as const;
+export const SDK_RUNTIME_FILES: readonly string[] = Object.values(RUNTIME_FILES);
+
+const sources = new Map<string, string>();
+function runtimeSource(name: string): string {
+  let text = sources.get(name);
+  if (text === undefined) {
+    text = readFileSync(new URL(name, RUNTIME_DIR), 'utf8');
+    sources.set(name, text);
   }
-  const methods = tools.map(
-    (t) => `  /** ${t.summary} Needs ${t.capability}. */\n  ${t.name}(params: ${t.typeBase}Params): Promise<${t.typeBase}Result>;`,
-  );
-  parts.push(
-    `${kw} interface ComisTools {\n` +
-      `  /** Every tool: name, capability and a one-line summary (cheap to enumerate). */\n  describe(): ToolSummary[];\n` +
-      `  /** One tool in full, with the JSON Schemas of its parameters and result (loaded on demand). */\n  describe(name: string): ToolDescription | undefined;\n` +
-      `${methods.join('\n')}\n` +
-      `  /** Calls a tool by name; the capability socket decides whether it is allowed. */\n  invoke(tool: string, params?: Record<string, unknown>): Promise<unknown>;\n}`,
-  );
-  return parts.join('\n\n');
+  return text;
 }
 
-/** The runtime, shared by the .ts and .js flavours; `typed` adds annotations. */
-function runtime(tools: ToolModel[], typed: boolean): string {
-  const t = (annotation: string): string => (typed ? annotation : '');
-  const summaryJson = JSON.stringify(summaries(tools), null, 2);
-  const schemaJson = JSON.stringify(JSON.stringify(schemas(tools)));
-  const methods = tools
-    .map((tool) => `  ${tool.name}: (params${t(`: ${tool.typeBase}Params`)}) => invoke(${JSON.stringify(tool.name)}, params)${t(` as Promise<${tool.typeBase}Result>`)},`)
-    .join('\n');
-  return `const TOOLS${t(': ToolSummary[]')} = ${summaryJson};
-
-// Full schemas stay a string until describe(name) asks for one (progressive disclosure).
-const SCHEMAS_JSON = ${schemaJson};
-let schemas${t(': Record<string, { params: Record<string, unknown>; result: Record<string, unknown> }> | undefined')};
-
-/** A tool call that the capability socket refused or that failed daemon-side. */
-export class ComisToolError extends Error {
-${typed ? '  readonly code: string;\n  readonly tool: string | undefined;\n' : ''}  constructor(code${t(': string')}, message${t(': string')}, tool${t('?: string')}) {
-    super(message);
-    this.name = 'ComisToolError';
-    this.code = code;
-    this.tool = tool;
-  }
-}
-
-// jq runs in the jail on the ref alone: no environment, the payload on stdin,
-// and no module or file access from the expression.
-const JQ_FORBIDDEN = /\\b(import|include|modulemeta|get_search_list|get_prog_origin|get_jq_origin|input_filename|env|halt_error|input_line_number)\\b|\\$(ENV|__loc__|__prog_args)\\b/;
-const SLICE_TIMEOUT_MS = 10_000;
-const SLICE_MAX_OUTPUT = 8 * 1024 * 1024;
-
-function runTool(file${t(': string')}, args${t(': string[]')}, inputPath${t(': string | undefined')}, what${t(': string')})${t(': Promise<string>')} {
-  return new Promise((resolve, reject) => {
-    // The payload goes to stdin straight from the file: never held in this process.
-    const input = inputPath === undefined ? 'ignore' : fs.openSync(inputPath, 'r');
-    const child = cp.spawn(file, args, { env: {}, stdio: [input, 'pipe', 'pipe'] });
-    if (typeof input === 'number') fs.closeSync(input);
-    const out${t(': Buffer[]')} = [];
-    let size = 0;
-    let err = '';
-    let failure${t(': ComisToolError | undefined')};
-    const timer = setTimeout(() => {
-      failure = new ComisToolError('slice_timeout', what + ' took longer than ' + SLICE_TIMEOUT_MS + ' ms');
-      child.kill('SIGKILL');
-    }, SLICE_TIMEOUT_MS);
-    child.stdout${t('!')}.on('data', (chunk${t(': Buffer')}) => {
-      size += chunk.length;
-      if (size > SLICE_MAX_OUTPUT) {
-        failure ??= new ComisToolError('slice_too_large', what + ' output exceeds ' + SLICE_MAX_OUTPUT + ' bytes');
-        child.kill('SIGKILL');
-      } else out.push(chunk);
-    });
-    child.stderr${t('!')}.on('data', (chunk${t(': Buffer')}) => {
-      err = (err + chunk.toString('utf8')).slice(-2000);
-    });
-    child.on('error', (e) => {
-      failure ??= new ComisToolError('slice_failed', what + ': ' + e.message);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (failure) return reject(failure);
-      if (code === 0 || (code === 1 && file === 'grep')) return resolve(Buffer.concat(out).toString('utf8'));
-      reject(new ComisToolError('slice_failed', what + ': ' + err.trim().split('\\n').slice(-3).join(' ')));
-    });
-  });
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**
- * A high-volume result kept on disk under the run's results/ directory.
- * read/grep/jq slice it here in the jail; sql/jsonpath ask DuckDB outside.
- * Only what you print re-enters the caller's context.
+ * Replaces each `<comment> @generated:begin NAME` … `@generated:end NAME`
+ * region (marker lines included) with `fills[NAME]`. Every region must be
+ * filled and every fill must find its region, so a renamed marker fails the
+ * emit (and its tests) instead of shipping a placeholder.
  */
-export class ResultRef {
-${typed ? "  readonly type = 'ResultRef' as const;\n  readonly ref: string;\n  readonly kind: 'json' | 'jsonl' | 'csv' | 'text';\n  readonly bytes: number;\n  readonly rows?: number;\n  readonly schema?: string[];\n  readonly preview: string;\n  readonly expiresAt: number;\n\n" : ''}  constructor(handle${t(': { ref: string; kind: ResultRef["kind"]; bytes: number; rows?: number; schema?: string[]; preview: string; expiresAt: number }')}) {
-${typed ? '' : "    this.type = 'ResultRef';\n"}    this.ref = handle.ref;
-    this.kind = handle.kind;
-    this.bytes = handle.bytes;
-    if (handle.rows !== undefined) this.rows = handle.rows;
-    if (handle.schema !== undefined) this.schema = handle.schema;
-    this.preview = handle.preview;
-    this.expiresAt = handle.expiresAt;
+function fillRegions(file: string, comment: '//' | '#', fills: Record<string, string>): string {
+  let text = runtimeSource(file);
+  const c = escapeRegExp(comment);
+  for (const [name, fill] of Object.entries(fills)) {
+    const region = new RegExp(`^[ \\t]*${c} @generated:begin ${escapeRegExp(name)}\\n[\\s\\S]*?^[ \\t]*${c} @generated:end ${escapeRegExp(name)}\\n`, 'm');
+    if (!region.test(text)) throw new Error(`SDK runtime ${file}: no @generated region "${name}"`);
+    text = text.replace(region, () => fill);
   }
-
-  /** Host-independent path of the payload inside the jail. */
-  get path()${t(': string')} {
-    return path.join(process.env.COMIS_WORKSPACE || process.cwd(), this.ref);
-  }
-
-  private live()${t(': string')} {
-    if (Date.now() >= this.expiresAt) throw new ComisToolError('ref_expired', 'this ResultRef has expired; fetch it again');
-    return this.path;
-  }
-
-  /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
-  async read(offset${t(': number')} = 0, limit${t('?: number')})${t(': Promise<string>')} {
-    const file = this.live();
-    const out${t(': string[]')} = [];
-    let line = 0;
-    let rest = '';
-    const end = limit === undefined ? Infinity : offset + limit;
-    for await (const chunk of fs.createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 })) {
-      const parts = (rest + chunk).split('\\n');
-      rest = parts.pop()${t(' as string')};
-      for (const p of parts) {
-        if (line >= offset && line < end) out.push(p);
-        line++;
-      }
-      if (line >= end) return out.join('\\n');
-    }
-    if (rest !== '' && line >= offset && line < end) out.push(rest);
-    return out.join('\\n');
-  }
-
-  /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
-  async grep(pattern${t(': string')})${t(': Promise<Array<{ line: number; text: string }>>')} {
-    const out = await runTool('grep', ['-n', '-E', '-e', String(pattern), this.live()], undefined, 'grep');
-    return out.split('\\n').filter((l) => l !== '').map((l) => {
-      const i = l.indexOf(':');
-      return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
-    });
-  }
-
-  /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
-  async jq(expr${t(': string')})${t(': Promise<unknown>')} {
-    if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
-    const out = await runTool('jq', ['-c', expr], this.live(), 'jq');
-    const values = out.split('\\n').filter((l) => l !== '').map((l) => JSON.parse(l)${t(' as unknown')});
-    return values.length === 1 ? values[0] : values;
-  }
-
-  /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
-  sql(query${t(': string')})${t(': Promise<Array<Record<string, unknown>> | { error: string }>')} {
-    return invoke('ref_sql', { ref: this.ref, query })${t(' as Promise<Array<Record<string, unknown>> | { error: string }>')};
-  }
-
-  /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
-  jsonpath(expr${t(': string')})${t(': Promise<unknown>')} {
-    return invoke('ref_jsonpath', { ref: this.ref, expr });
-  }
-
-  toJSON()${t(': Record<string, unknown>')} {
-    return { type: 'ResultRef', ref: this.ref, kind: this.kind, bytes: this.bytes, rows: this.rows, schema: this.schema, preview: this.preview, expiresAt: this.expiresAt };
-  }
+  const left = new RegExp(`^[ \\t]*${c} @generated:begin (\\S+)`, 'm').exec(text);
+  if (left) throw new Error(`SDK runtime ${file}: region "${left[1]}" is not filled`);
+  return text;
 }
 
-function wrap(value${t(': unknown')})${t(': unknown')} {
-  if (value && typeof value === 'object' && (value${t(' as { type?: unknown }')}).type === 'ResultRef') return new ResultRef(value${t(' as ConstructorParameters<typeof ResultRef>[0]')});
-  return value;
+/** Splits the TS runtime at its `// @api-types` markers: the public types the .d.ts repeats. */
+function splitApiTypes(ts: string): { source: string; apiTypes: string } {
+  const match = /^\/\/ @api-types:begin\n([\s\S]*?)^\/\/ @api-types:end\n/m.exec(ts);
+  if (!match) throw new Error(`SDK runtime ${RUNTIME_FILES.ts}: no // @api-types region`);
+  return { source: ts.replace(match[0], () => match[1]!), apiTypes: match[1]! };
 }
 
-interface_placeholder
-let connection${t(': net.Socket | undefined')};
-let buffered = '';
-let nextId = 1;
-const pending = new Map${t('<number, Pending>')}();
-
-function failAll(error${t(': Error')})${t(': void')} {
-  for (const entry of pending.values()) entry.reject(error);
-  pending.clear();
+/** The jq refusal of slice-policy.ts, checked to mean the same in a JS literal and a Python raw string. */
+function jqPattern(): string {
+  if (/["/\n]/.test(JQ_FORBIDDEN_SOURCE)) throw new Error('JQ_FORBIDDEN_SOURCE must not contain a quote, slash or newline');
+  return JQ_FORBIDDEN_SOURCE;
 }
 
-function connect()${t(': net.Socket')} {
-  if (connection) return connection;
-  const socketPath = process.env.COMIS_ORCH_SOCKET;
-  if (!socketPath || !process.env.COMIS_CAP_LEASE) {
-    throw new ComisToolError('lease_absent', 'COMIS_ORCH_SOCKET and COMIS_CAP_LEASE are not set: comis_tools works inside \`comis orchestrate\` only.');
-  }
-  const socket = net.createConnection(socketPath);
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk${t(': string')}) => {
-    buffered += chunk;
-    let newline = buffered.indexOf('\\n');
-    while (newline !== -1) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      newline = buffered.indexOf('\\n');
-      if (line.trim() === '') continue;
-      const reply = JSON.parse(line)${t(' as { id: number; ok: boolean; result?: unknown; error?: { code: string; message: string } }')};
-      const entry = pending.get(reply.id);
-      if (!entry) continue;
-      pending.delete(reply.id);
-      if (pending.size === 0) socket.unref();
-      if (reply.ok) entry.resolve(wrap(reply.result));
-      else entry.reject(new ComisToolError(reply.error?.code ?? 'error', reply.error?.message ?? 'tool call failed', entry.tool));
-    }
-  });
-  socket.on('error', (err${t(': Error')}) => failAll(new ComisToolError('socket_error', 'capability socket: ' + err.message)));
-  socket.on('close', () => {
-    connection = undefined;
-    failAll(new ComisToolError('socket_closed', 'the capability socket closed'));
-  });
-  socket.unref();
-  connection = socket;
-  return socket;
+// ---------------------------------------------------------------- TypeScript
+
+function tsFills(tools: ToolModel[]): Record<string, string> {
+  const types = tools.flatMap((t) => [
+    `/** Parameters of ${t.name} (${t.capability}). */\nexport type ${t.typeBase}Params = ${schemaToTs(t.params)};`,
+    `/** Result of ${t.name}. */\nexport type ${t.typeBase}Result = ${schemaToTs(t.result)};`,
+  ]);
+  const summaryJson = JSON.stringify(summaries(tools), null, 2);
+  const schemaJson = JSON.stringify(JSON.stringify(schemas(tools)));
+  return {
+    'source-note': '',
+    'tool-types': types.length ? `${types.join('\n\n')}\n` : '',
+    'tool-method-types': tools
+      .map((t) => `  /** ${t.summary} Needs ${t.capability}. */\n  ${t.name}(params: ${t.typeBase}Params): Promise<${t.typeBase}Result>;\n`)
+      .join(''),
+    'tool-table': `const TOOLS: ToolSummary[] = ${summaryJson};\n\n// Full schemas stay a string until describe(name) asks for one (progressive disclosure).\nconst SCHEMAS_JSON = ${schemaJson};\n`,
+    'jq-policy': `const JQ_FORBIDDEN = /${jqPattern()}/;\n`,
+    'tool-methods': tools
+      .map((t) => `  ${t.name}: (params: ${t.typeBase}Params) => invoke(${JSON.stringify(t.name)}, params) as Promise<${t.typeBase}Result>,\n`)
+      .join(''),
+  };
 }
 
-function call(method${t(': string')}, params${t(': unknown')}, tool${t('?: string')})${t(': Promise<unknown>')} {
-  const socket = connect();
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, tool });
-    socket.ref();
-    socket.write(JSON.stringify({ id, bearer: process.env.COMIS_CAP_LEASE, method, params }) + '\\n');
-  });
+function tsFlavour(tools: ToolModel[]): { source: string; apiTypes: string } {
+  return splitApiTypes(fillRegions(RUNTIME_FILES.ts, '//', tsFills(tools)));
 }
 
-function invoke(tool${t(': string')}, params${t('?: Record<string, unknown>')})${t(': Promise<unknown>')} {
-  return call('tool.invoke', { tool, args: params ?? {} }, tool);
-}
-
-function describe()${t(': ToolSummary[]')};
-function describe(name${t(': string')})${t(': ToolDescription | undefined')};
-function describe(name${t('?: string')})${t(': ToolSummary[] | ToolDescription | undefined')} {
-  if (name === undefined) return TOOLS.map((tool) => ({ ...tool }));
-  const summary = TOOLS.find((tool) => tool.name === name);
-  if (!summary) return undefined;
-  schemas ??= JSON.parse(SCHEMAS_JSON);
-  const full = schemas${t('!')}[name]${t('!')};
-  return { ...summary, params: full.params, result: full.result };
-}
-
-export const comis_tools${t(': ComisTools')} = {
-  describe,
-${methods}
-  invoke,
-};
-`;
-}
-
-const PENDING_TS = 'interface Pending {\n  resolve: (value: unknown) => void;\n  reject: (error: Error) => void;\n  tool: string | undefined;\n}\n';
-
-function emitTs(tools: ToolModel[]): string {
-  const body = runtime(tools, true).replace('interface_placeholder\n', PENDING_TS);
-  return `// ${HEADER}\nimport * as cp from 'node:child_process';\nimport * as fs from 'node:fs';\nimport * as net from 'node:net';\nimport * as path from 'node:path';\n\n${typeDeclarations(tools, 'export')}\n\n${body}`;
-}
-
-function emitJs(tools: ToolModel[]): string {
-  const body = runtime(tools, false)
-    .replace('interface_placeholder\n', '')
-    .replace('export class ComisToolError', 'class ComisToolError')
-    .replace('export class ResultRef', 'class ResultRef')
-    .replace('  private live()', '  live()')
-    .replace('export const comis_tools =', 'const comis_tools =')
-    // The overload signatures are TypeScript only.
-    .replace('function describe();\nfunction describe(name);\n', '');
-  return `'use strict';\n// ${HEADER}\nconst cp = require('node:child_process');\nconst fs = require('node:fs');\nconst net = require('node:net');\nconst path = require('node:path');\n\n${body}\nexports.comis_tools = comis_tools;\nexports.ComisToolError = ComisToolError;\nexports.ResultRef = ResultRef;\n`;
-}
-
-const RESULT_REF_DTS = `/**
- * A high-volume result kept on disk under the run's results/ directory.
- * read/grep/jq slice it in the jail; sql/jsonpath ask DuckDB outside.
+/**
+ * The JS flavour is the TS flavour with its types stripped by esbuild, then
+ * turned into CommonJS with named `exports.X = X` lines (what Node's ESM
+ * loader detects, so `import { comis_tools }` works as well as `require`).
+ * esbuild re-prints the code: comments go, the behaviour stays.
  */
-export declare class ResultRef {
-  readonly type: 'ResultRef';
-  readonly ref: string;
-  readonly kind: 'json' | 'jsonl' | 'csv' | 'text';
-  readonly bytes: number;
-  readonly rows?: number;
-  readonly schema?: string[];
-  readonly preview: string;
-  readonly expiresAt: number;
-  readonly path: string;
-  /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
-  read(offset?: number, limit?: number): Promise<string>;
-  /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
-  grep(pattern: string): Promise<Array<{ line: number; text: string }>>;
-  /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
-  jq(expr: string): Promise<unknown>;
-  /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
-  sql(query: string): Promise<Array<Record<string, unknown>> | { error: string }>;
-  /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
-  jsonpath(expr: string): Promise<unknown>;
-  toJSON(): Record<string, unknown>;
+function emitJs(tsSource: string): string {
+  const { code } = transformSync(tsSource, {
+    loader: 'ts',
+    format: 'esm',
+    target: 'es2022',
+    // Fields are assigned in the constructor, as before: an absent `rows` stays absent.
+    tsconfigRaw: { compilerOptions: { useDefineForClassFields: false } },
+  });
+  let body = code.replace(/^import \* as (\w+) from "(node:[\w/]+)";$/gm, 'const $1 = require("$2");');
+  let names: string[] = [];
+  body = body.replace(/^export \{([^}]*)\};\n/m, (_all, list: string) => {
+    names = list.split(',').map((n) => n.trim()).filter(Boolean);
+    return '';
+  });
+  if (names.length === 0 || /^(import|export)\b/m.test(body)) throw new Error('SDK runtime: unexpected module syntax after esbuild');
+  return `'use strict';\n// ${HEADER}\n${body}${names.map((n) => `exports.${n} = ${n};\n`).join('')}`;
 }
-`;
 
-function emitDts(tools: ToolModel[]): string {
-  return (
-    `// ${HEADER}\n${typeDeclarations(tools, 'export declare')}\n\n` +
-    `/** A tool call that the capability socket refused or that failed daemon-side. */\n` +
-    `export declare class ComisToolError extends Error {\n  readonly code: string;\n  readonly tool: string | undefined;\n  constructor(code: string, message: string, tool?: string);\n}\n\n` +
-    RESULT_REF_DTS +
-    `\nexport declare const comis_tools: ComisTools;\n`
-  );
+function emitDts(apiTypes: string): string {
+  const decls = fillRegions(RUNTIME_FILES.dts, '//', { 'source-note': '', 'api-types': apiTypes, conformance: '' });
+  return `// ${HEADER}\n${decls}`;
 }
 
 // -------------------------------------------------------------------- Python
@@ -418,196 +235,10 @@ function emitPy(tools: ToolModel[]): string {
         `def ${t.name}(params=None, **kwargs):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, params, **kwargs)\n`,
     )
     .join('\n\n');
-  return `"""comis_tools: the typed tools of a jailed orchestrate script.
-
-${HEADER}
-
-Each call is synchronous and dials the capability socket (COMIS_ORCH_SOCKET),
-authenticated by the run's lease (COMIS_CAP_LEASE), with the same wire as the
-TypeScript SDK: one JSON line {id, bearer, method, params} per call.
-"""
-import json as _json
-import os as _os
-import re as _re
-import socket as _socket
-import subprocess as _subprocess
-import time as _time
-
-_TOOLS = _json.loads(${summaryJson})
-_SCHEMAS_JSON = ${schemaJson}
-_schemas = None
-_conn = None
-_buffer = b""
-_next_id = 1
-
-
-class ComisToolError(Exception):
-    """A tool call that the capability socket refused or that failed daemon-side."""
-
-    def __init__(self, code, message, tool=None):
-        super().__init__(message)
-        self.code = code
-        self.tool = tool
-
-
-_JQ_FORBIDDEN = _re.compile(r"\\b(import|include|modulemeta|get_search_list|get_prog_origin|get_jq_origin|input_filename|env|halt_error|input_line_number)\\b|\\$(ENV|__loc__|__prog_args)\\b")
-_SLICE_TIMEOUT_S = 10
-_SLICE_MAX_OUTPUT = 8 * 1024 * 1024
-
-
-def _run_tool(args, input_path, what):
-    try:
-        if input_path is None:
-            proc = _subprocess.run(args, stdin=_subprocess.DEVNULL, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
-        else:
-            # The payload goes to stdin straight from the file: never held in this process.
-            with open(input_path, "rb") as f:
-                proc = _subprocess.run(args, stdin=f, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
-    except _subprocess.TimeoutExpired:
-        raise ComisToolError("slice_timeout", "%s took longer than %d s" % (what, _SLICE_TIMEOUT_S))
-    if len(proc.stdout) > _SLICE_MAX_OUTPUT:
-        raise ComisToolError("slice_too_large", "%s output exceeds %d bytes" % (what, _SLICE_MAX_OUTPUT))
-    if proc.returncode != 0 and not (args[0] == "grep" and proc.returncode == 1):
-        tail = " ".join(proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
-        raise ComisToolError("slice_failed", "%s: %s" % (what, tail))
-    return proc.stdout.decode("utf-8")
-
-
-class ResultRef:
-    """A high-volume result kept on disk under the run's results/ directory.
-
-    read/grep/jq slice it here in the jail; sql/jsonpath ask DuckDB outside.
-    Only what you print re-enters the caller's context.
-    """
-
-    def __init__(self, handle):
-        self.type = "ResultRef"
-        self.ref = handle["ref"]
-        self.kind = handle["kind"]
-        self.bytes = handle["bytes"]
-        self.rows = handle.get("rows")
-        self.schema = handle.get("schema")
-        self.preview = handle["preview"]
-        self.expires_at = handle["expiresAt"]
-
-    def __repr__(self):
-        return "ResultRef(ref=%r, kind=%r, bytes=%d)" % (self.ref, self.kind, self.bytes)
-
-    @property
-    def path(self):
-        return _os.path.join(_os.environ.get("COMIS_WORKSPACE") or _os.getcwd(), self.ref)
-
-    def _live(self):
-        if _time.time() * 1000 >= self.expires_at:
-            raise ComisToolError("ref_expired", "this ResultRef has expired; fetch it again")
-        return self.path
-
-    def read(self, offset=0, limit=None):
-        """Lines offset..offset+limit (0-based) of the payload, joined with newlines."""
-        out = []
-        end = None if limit is None else offset + limit
-        with open(self._live(), "r", encoding="utf-8", newline="\\n") as f:
-            for i, line in enumerate(f):
-                if end is not None and i >= end:
-                    break
-                if i >= offset:
-                    out.append(line[:-1] if line.endswith("\\n") else line)
-        return "\\n".join(out)
-
-    def grep(self, pattern):
-        """Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers."""
-        out = _run_tool(["grep", "-n", "-E", "-e", str(pattern), self._live()], None, "grep")
-        result = []
-        for l in out.split("\\n"):
-            if l:
-                n, _, text = l.partition(":")
-                result.append({"line": int(n), "text": text})
-        return result
-
-    def jq(self, expr):
-        """A jq filter over the payload (each JSONL line is one input). One output -> that value; else a list."""
-        if _JQ_FORBIDDEN.search(expr):
-            raise ComisToolError("jq_refused", "jq may only transform this ref: no modules, files or environment")
-        out = _run_tool(["jq", "-c", expr], self._live(), "jq")
-        values = [_json.loads(l) for l in out.split("\\n") if l]
-        return values[0] if len(values) == 1 else values
-
-    def sql(self, query):
-        """One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over self.ref)."""
-        return invoke("ref_sql", {"ref": self.ref, "query": query})
-
-    def jsonpath(self, expr):
-        """A $-rooted JSONPath extraction (DuckDB json_extract; no eval)."""
-        return invoke("ref_jsonpath", {"ref": self.ref, "expr": expr})
-
-
-def _wrap(value):
-    if isinstance(value, dict) and value.get("type") == "ResultRef":
-        return ResultRef(value)
-    return value
-
-
-def _connect():
-    global _conn
-    if _conn is not None:
-        return _conn
-    path = _os.environ.get("COMIS_ORCH_SOCKET")
-    if not path or not _os.environ.get("COMIS_CAP_LEASE"):
-        raise ComisToolError("lease_absent", "COMIS_ORCH_SOCKET and COMIS_CAP_LEASE are not set: comis_tools works inside \`comis orchestrate\` only.")
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    conn.connect(path)
-    _conn = conn
-    return conn
-
-
-def _call(method, params, tool=None):
-    global _buffer, _next_id, _conn
-    conn = _connect()
-    call_id = _next_id
-    _next_id += 1
-    frame = {"id": call_id, "bearer": _os.environ.get("COMIS_CAP_LEASE"), "method": method, "params": params}
-    conn.sendall((_json.dumps(frame, separators=(",", ":")) + "\\n").encode("utf-8"))
-    while True:
-        newline = _buffer.find(b"\\n")
-        while newline == -1:
-            chunk = conn.recv(65536)
-            if not chunk:
-                _conn = None
-                raise ComisToolError("socket_closed", "the capability socket closed", tool)
-            _buffer += chunk
-            newline = _buffer.find(b"\\n")
-        line, _buffer = _buffer[:newline], _buffer[newline + 1:]
-        if not line.strip():
-            continue
-        reply = _json.loads(line.decode("utf-8"))
-        if reply.get("id") != call_id:
-            continue
-        if reply.get("ok"):
-            return _wrap(reply.get("result"))
-        error = reply.get("error") or {}
-        raise ComisToolError(error.get("code", "error"), error.get("message", "tool call failed"), tool)
-
-
-def invoke(tool, params=None, **kwargs):
-    """Calls a tool by name; the capability socket decides whether it is allowed."""
-    args = dict(params or {})
-    args.update(kwargs)
-    return _call("tool.invoke", {"tool": tool, "args": args}, tool)
-
-
-def describe(name=None):
-    """Every tool (name, capability, summary), or one tool in full with its JSON Schemas."""
-    global _schemas
-    if name is None:
-        return [dict(t) for t in _TOOLS]
-    summary = next((t for t in _TOOLS if t["name"] == name), None)
-    if summary is None:
-        return None
-    if _schemas is None:
-        _schemas = _json.loads(_SCHEMAS_JSON)
-    full = _schemas[name]
-    return dict(summary, params=full["params"], result=full["result"])
-
-
-${functions}`;
+  return fillRegions(RUNTIME_FILES.py, '#', {
+    header: `${HEADER}\n`,
+    'tool-table': `_TOOLS = _json.loads(${summaryJson})\n_SCHEMAS_JSON = ${schemaJson}\n`,
+    'jq-policy': `_JQ_FORBIDDEN = _re.compile(r"${jqPattern()}")\n`,
+    'tool-functions': functions,
+  });
 }

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { splitConfined } from '../confine/index.js';
 import { maybeMaterializeValue } from '../resultref/materialize.js';
 import type { ToolContext } from './context.js';

@@ -1,7 +1,7 @@
 import { close, read } from 'node:fs';
 import { promisify } from 'node:util';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { openConfinedFile, splitConfined } from '../confine/index.js';
 import { materializeFdAsync, maybeMaterializeValue } from '../resultref/materialize.js';
 import type { ToolContext } from './context.js';

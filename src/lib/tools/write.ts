@@ -15,7 +15,7 @@
  */
 import { closeSync, fstatSync, ftruncateSync, lstatSync, writeSync } from 'node:fs';
 
-import { CapCallError } from '../capsocket/server.js';
+import { CapCallError } from '../capsocket/protocol.js';
 import { createFile, ENTRY_COST_BYTES, lookup, makeDir, MAX_PATH_DEPTH, openFileForWrite, openRoot, procPath, type Handle } from '../confine/index.js';
 import type { ToolContext } from './context.js';
 

@@ -1,0 +1,64 @@
+/**
+ * The mcp surface of one orchestrate run, as the runner wires it: the
+ * agent's allowlist and the configured servers, with comis's MCP client
+ * created on the first call that passes the gate (so a run that calls no MCP
+ * tool loads neither the client manager nor the SDK) and closed at run end.
+ */
+import type { McpServerConfig } from '../config/mcp-schema.js';
+import type { ResultStore } from '../resultref/materialize.js';
+import { parseAllowlist } from './allowlist.js';
+import type { McpClients } from './client-manager.js';
+import type { McpGateSurface, McpToolInfo } from './gate.js';
+
+export interface RunMcpOptions {
+  servers: Readonly<Record<string, McpServerConfig>> | undefined;
+  allow: readonly string[] | undefined;
+  home: string;
+  results: ResultStore | undefined;
+  runEnded: AbortSignal;
+  /** Tests only: stdio servers without the pid namespace. */
+  noPidNamespace?: boolean;
+}
+
+export interface RunMcp {
+  surface: McpGateSurface;
+  /** The run's clients, if any call created them (tests look at server pids). */
+  clients(): McpClients | undefined;
+  /** Closes every server this run started; resolves once their process trees are gone. */
+  close(): Promise<void>;
+}
+
+export function createRunMcp(options: RunMcpOptions): RunMcp {
+  const servers = options.servers ?? {};
+  let clients: Promise<McpClients> | undefined;
+  let made: McpClients | undefined;
+  let closed = false;
+  const get = (): Promise<McpClients> =>
+    (clients ??= import('./client-manager.js').then(({ createMcpClients }) => {
+      made = createMcpClients({ servers, home: options.home, runEnded: options.runEnded, ...(options.noPidNamespace ? { noPidNamespace: true } : {}) });
+      if (closed) void made.closeAll();
+      return made;
+    }));
+  const surface: McpGateSurface = {
+    allow: parseAllowlist(options.allow),
+    configured: (server) => Object.hasOwn(servers, server),
+    async listTools(server): Promise<McpToolInfo[]> {
+      const tools = await (await get()).listTools(server);
+      return tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+    },
+    async call(server, tool, args) {
+      const c = await get();
+      const raw = await c.callTool(server, tool, args);
+      const { toScriptResult } = await import('./results.js');
+      return toScriptResult(raw, { server, tool }, c.profile, options.results);
+    },
+  };
+  return {
+    surface,
+    clients: () => made,
+    async close() {
+      closed = true;
+      if (clients) await (await clients).closeAll();
+    },
+  };
+}

@@ -1,0 +1,369 @@
+// @generated:begin source-note
+/**
+ * The comis_tools runtime for TypeScript and JavaScript scripts in the jail.
+ * This file is real source: tsc checks it with the project, and `comis sdk
+ * emit` copies it into comis_tools.ts (and, types stripped, comis_tools.js),
+ * replacing each `@generated` region with what the tool table yields. It
+ * runs inside the jail, so it imports node: builtins only.
+ */
+// @generated:end source-note
+import * as cp from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+// @api-types:begin
+export interface ToolSummary {
+  name: string;
+  capability: string;
+  summary: string;
+}
+
+export interface ToolDescription extends ToolSummary {
+  /** JSON Schema of the parameters. */
+  params: Record<string, unknown>;
+  /** JSON Schema of the result. */
+  result: Record<string, unknown>;
+}
+
+// @generated:begin tool-types
+// @generated:end tool-types
+
+/** One MCP tool this agent may call, as comis_tools.mcp.describe() lists it (fetched from its server). */
+export interface McpToolInfo {
+  server: string;
+  tool: string;
+  /** How to call it, e.g. comis_tools.mcp.everything.echo. */
+  call: string;
+  capability: string;
+  /** The server's own description (untrusted text, sanitized). */
+  description?: string;
+  /** JSON Schema of its arguments, as the server gives it (sanitized). */
+  inputSchema: Record<string, unknown>;
+  untrusted: true;
+}
+
+/** What an MCP tool returns: data from outside, never instructions. */
+export interface McpResult {
+  type: 'McpResult';
+  /** mcp:<server>.<tool> */
+  source: string;
+  /** The server's own tool-error flag. */
+  isError: boolean;
+  /** Every text part, in one untrusted-content envelope. */
+  text?: string;
+  /** The other parts as metadata: images, audio and blobs are files under results/ (`file`), never inline. */
+  content: Array<Record<string, unknown>>;
+  /** Structured content, as JSON (strings sanitized). */
+  structuredContent?: unknown;
+  /** True when text was cut at the mcp_default profile's character bound. */
+  truncated?: boolean;
+  untrusted: true;
+}
+
+/** One tool of a connected server: one capability-socket call. Over 15,000 bytes the result is a ResultRef. */
+export type McpTool = (args?: Record<string, unknown>) => Promise<McpResult | ResultRef>;
+
+/** comis_tools.mcp.<server>.<tool>(args): resolved at runtime; the socket allows only what autonomy.mcp.allow lists. */
+export type McpNamespace = {
+  /** The MCP tools this agent may call, with descriptions and input schemas (fetched once per run). */
+  describe(): Promise<McpToolInfo[]>;
+} & { readonly [server: string]: { readonly [tool: string]: McpTool } };
+
+export interface ComisTools {
+  /** Allowlisted tools of connected MCP servers: comis_tools.mcp.<server>.<tool>(args). */
+  readonly mcp: McpNamespace;
+  /** Every tool: name, capability and a one-line summary (cheap to enumerate). */
+  describe(): ToolSummary[];
+  /** One tool in full, with the JSON Schemas of its parameters and result (loaded on demand). */
+  describe(name: string): ToolDescription | undefined;
+  // @generated:begin tool-method-types
+  // @generated:end tool-method-types
+  /** Calls a tool by name; the capability socket decides whether it is allowed. */
+  invoke(tool: string, params?: Record<string, unknown>): Promise<unknown>;
+}
+// @api-types:end
+
+// @generated:begin tool-table
+const TOOLS: ToolSummary[] = [];
+
+// Full schemas stay a string until describe(name) asks for one (progressive disclosure).
+const SCHEMAS_JSON = '{}';
+// @generated:end tool-table
+let schemas: Record<string, { params: Record<string, unknown>; result: Record<string, unknown> }> | undefined;
+
+/** A tool call that the capability socket refused or that failed daemon-side. */
+export class ComisToolError extends Error {
+  readonly code: string;
+  readonly tool: string | undefined;
+  constructor(code: string, message: string, tool?: string) {
+    super(message);
+    this.name = 'ComisToolError';
+    this.code = code;
+    this.tool = tool;
+  }
+}
+
+// jq runs in the jail on the ref alone: no environment, the payload on stdin,
+// and no module or file access from the expression.
+// @generated:begin jq-policy
+// Placeholder that refuses every filter; the emitter writes the table of ../../resultref/slice-policy.ts here.
+const JQ_FORBIDDEN = /^/;
+// @generated:end jq-policy
+const SLICE_TIMEOUT_MS = 10_000;
+const SLICE_MAX_OUTPUT = 8 * 1024 * 1024;
+
+function runTool(file: string, args: string[], inputPath: string | undefined, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // The payload goes to stdin straight from the file: never held in this process.
+    const input = inputPath === undefined ? 'ignore' : fs.openSync(inputPath, 'r');
+    const child = cp.spawn(file, args, { env: {}, stdio: [input, 'pipe', 'pipe'] });
+    if (typeof input === 'number') fs.closeSync(input);
+    const out: Buffer[] = [];
+    let size = 0;
+    let err = '';
+    let failure: ComisToolError | undefined;
+    const timer = setTimeout(() => {
+      failure = new ComisToolError('slice_timeout', what + ' took longer than ' + SLICE_TIMEOUT_MS + ' ms');
+      child.kill('SIGKILL');
+    }, SLICE_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > SLICE_MAX_OUTPUT) {
+        failure ??= new ComisToolError('slice_too_large', what + ' output exceeds ' + SLICE_MAX_OUTPUT + ' bytes');
+        child.kill('SIGKILL');
+      } else out.push(chunk);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err = (err + chunk.toString('utf8')).slice(-2000);
+    });
+    child.on('error', (e) => {
+      failure ??= new ComisToolError('slice_failed', what + ': ' + e.message);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (failure) return reject(failure);
+      if (code === 0 || (code === 1 && file === 'grep')) return resolve(Buffer.concat(out).toString('utf8'));
+      reject(new ComisToolError('slice_failed', what + ': ' + err.trim().split('\n').slice(-3).join(' ')));
+    });
+  });
+}
+
+/**
+ * A high-volume result kept on disk under the run's results/ directory.
+ * read/grep/jq slice it here in the jail; sql/jsonpath ask DuckDB outside.
+ * Only what you print re-enters the caller's context.
+ */
+export class ResultRef {
+  readonly type = 'ResultRef' as const;
+  readonly ref: string;
+  readonly kind: 'json' | 'jsonl' | 'csv' | 'text';
+  readonly bytes: number;
+  readonly rows?: number;
+  readonly schema?: string[];
+  readonly preview: string;
+  readonly expiresAt: number;
+
+  constructor(handle: { ref: string; kind: ResultRef["kind"]; bytes: number; rows?: number; schema?: string[]; preview: string; expiresAt: number }) {
+    this.ref = handle.ref;
+    this.kind = handle.kind;
+    this.bytes = handle.bytes;
+    if (handle.rows !== undefined) this.rows = handle.rows;
+    if (handle.schema !== undefined) this.schema = handle.schema;
+    this.preview = handle.preview;
+    this.expiresAt = handle.expiresAt;
+  }
+
+  /** Host-independent path of the payload inside the jail. */
+  get path(): string {
+    return path.join(process.env.COMIS_WORKSPACE || process.cwd(), this.ref);
+  }
+
+  private live(): string {
+    if (Date.now() >= this.expiresAt) throw new ComisToolError('ref_expired', 'this ResultRef has expired; fetch it again');
+    return this.path;
+  }
+
+  /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
+  async read(offset: number = 0, limit?: number): Promise<string> {
+    const file = this.live();
+    const out: string[] = [];
+    let line = 0;
+    let rest = '';
+    const end = limit === undefined ? Infinity : offset + limit;
+    for await (const chunk of fs.createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 })) {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() as string;
+      for (const p of parts) {
+        if (line >= offset && line < end) out.push(p);
+        line++;
+      }
+      if (line >= end) return out.join('\n');
+    }
+    if (rest !== '' && line >= offset && line < end) out.push(rest);
+    return out.join('\n');
+  }
+
+  /** Lines matching a POSIX extended regular expression (grep -E), with 1-based line numbers. */
+  async grep(pattern: string): Promise<Array<{ line: number; text: string }>> {
+    const out = await runTool('grep', ['-n', '-E', '-e', String(pattern), this.live()], undefined, 'grep');
+    return out.split('\n').filter((l) => l !== '').map((l) => {
+      const i = l.indexOf(':');
+      return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
+    });
+  }
+
+  /** A jq filter over the payload (each JSONL line is one input). One output → that value; else an array of outputs. */
+  async jq(expr: string): Promise<unknown> {
+    if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
+    const out = await runTool('jq', ['-c', expr], this.live(), 'jq');
+    const values = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+    return values.length === 1 ? values[0] : values;
+  }
+
+  /** One read-only DuckDB SELECT (read the payload with read_json_auto/read_csv over this.ref). */
+  sql(query: string): Promise<Array<Record<string, unknown>> | { error: string }> {
+    return invoke('ref_sql', { ref: this.ref, query }) as Promise<Array<Record<string, unknown>> | { error: string }>;
+  }
+
+  /** A $-rooted JSONPath extraction (DuckDB json_extract; no eval). */
+  jsonpath(expr: string): Promise<unknown> {
+    return invoke('ref_jsonpath', { ref: this.ref, expr });
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { type: 'ResultRef', ref: this.ref, kind: this.kind, bytes: this.bytes, rows: this.rows, schema: this.schema, preview: this.preview, expiresAt: this.expiresAt };
+  }
+}
+
+function wrap(value: unknown): unknown {
+  if (value && typeof value === 'object' && (value as { type?: unknown }).type === 'ResultRef') return new ResultRef(value as ConstructorParameters<typeof ResultRef>[0]);
+  return value;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  tool: string | undefined;
+}
+let connection: net.Socket | undefined;
+let buffered = '';
+let nextId = 1;
+const pending = new Map<number, Pending>();
+
+function failAll(error: Error): void {
+  for (const entry of pending.values()) entry.reject(error);
+  pending.clear();
+}
+
+function connect(): net.Socket {
+  if (connection) return connection;
+  const socketPath = process.env.COMIS_ORCH_SOCKET;
+  if (!socketPath || !process.env.COMIS_CAP_LEASE) {
+    throw new ComisToolError('lease_absent', 'COMIS_ORCH_SOCKET and COMIS_CAP_LEASE are not set: comis_tools works inside `comis orchestrate` only.');
+  }
+  const socket = net.createConnection(socketPath);
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    buffered += chunk;
+    let newline = buffered.indexOf('\n');
+    while (newline !== -1) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      newline = buffered.indexOf('\n');
+      if (line.trim() === '') continue;
+      const reply = JSON.parse(line) as { id: number; ok: boolean; result?: unknown; error?: { code: string; message: string } };
+      const entry = pending.get(reply.id);
+      if (!entry) continue;
+      pending.delete(reply.id);
+      if (pending.size === 0) socket.unref();
+      if (reply.ok) entry.resolve(wrap(reply.result));
+      else entry.reject(new ComisToolError(reply.error?.code ?? 'error', reply.error?.message ?? 'tool call failed', entry.tool));
+    }
+  });
+  socket.on('error', (err: Error) => failAll(new ComisToolError('socket_error', 'capability socket: ' + err.message)));
+  socket.on('close', () => {
+    connection = undefined;
+    failAll(new ComisToolError('socket_closed', 'the capability socket closed'));
+  });
+  socket.unref();
+  connection = socket;
+  return socket;
+}
+
+function call(method: string, params: unknown, tool?: string): Promise<unknown> {
+  const socket = connect();
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, tool });
+    socket.ref();
+    socket.write(JSON.stringify({ id, bearer: process.env.COMIS_CAP_LEASE, method, params }) + '\n');
+  });
+}
+
+function invoke(tool: string, params?: Record<string, unknown>): Promise<unknown> {
+  return call('tool.invoke', { tool, args: params ?? {} }, tool);
+}
+
+function describe(): ToolSummary[];
+function describe(name: string): ToolDescription | undefined;
+function describe(name?: string): ToolSummary[] | ToolDescription | undefined {
+  if (name === undefined) return TOOLS.map((tool) => ({ ...tool }));
+  const summary = TOOLS.find((tool) => tool.name === name);
+  if (!summary) return undefined;
+  schemas ??= JSON.parse(SCHEMAS_JSON);
+  const full = schemas![name]!;
+  return { ...summary, params: full.params, result: full.result };
+}
+
+/**
+ * Property names the MCP proxy never turns into a call: thenables (so
+ * `await comis_tools.mcp.server` calls nothing), JSON, prototypes, Node's
+ * inspect, and every symbol. They read as undefined.
+ */
+const MCP_INERT = new Set(['then', 'catch', 'finally', 'toJSON', 'constructor', 'prototype', '__proto__', 'inspect', 'valueOf', 'toString', 'toLocaleString', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'asymmetricMatch', '$$typeof', 'nodeType', 'length', 'name', 'call', 'apply', 'bind']);
+const mcpInert = (key: string | symbol): key is symbol => typeof key === 'symbol' || MCP_INERT.has(key) || key.startsWith('__');
+
+/** A proxy with nothing of its own: no keys, no prototype, not writable; `get` alone answers. */
+function inertProxy<T extends object>(get: (key: string) => unknown): T {
+  return new Proxy(Object.create(null) as T, {
+    get: (_target, key) => (mcpInert(key) ? undefined : get(key)),
+    has: () => false,
+    ownKeys: () => [],
+    getOwnPropertyDescriptor: () => undefined,
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+    getPrototypeOf: () => null,
+    setPrototypeOf: () => false,
+  });
+}
+
+let mcpCatalog: Promise<McpToolInfo[]> | undefined;
+function mcpDescribe(): Promise<McpToolInfo[]> {
+  // Cached for the run; a failure is not (a later call asks again).
+  mcpCatalog ??= (call('mcp.describe', {}, 'mcp') as Promise<McpToolInfo[]>).catch((err: unknown) => {
+    mcpCatalog = undefined;
+    throw err;
+  });
+  return mcpCatalog;
+}
+
+const mcpServers = new Map<string, { readonly [tool: string]: McpTool }>();
+const mcp: McpNamespace = inertProxy<McpNamespace>((server) => {
+  if (server === 'describe') return mcpDescribe;
+  let tools = mcpServers.get(server);
+  if (!tools) {
+    tools = inertProxy<{ readonly [tool: string]: McpTool }>((tool) => (args?: Record<string, unknown>) => call('mcp', { server, tool, args: args ?? {} }, 'mcp.' + server + '.' + tool) as Promise<McpResult | ResultRef>);
+    mcpServers.set(server, tools);
+  }
+  return tools;
+});
+
+export const comis_tools: ComisTools = {
+  mcp,
+  describe,
+  // @generated:begin tool-methods
+  // @generated:end tool-methods
+  invoke,
+};
