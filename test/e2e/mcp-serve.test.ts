@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 import { parseJson, repoRoot } from '../helpers/cli.js';
 import { alive, connectServe, descendants, HeldStdioTransport, until } from '../helpers/mcp-serve.js';
+import { mcpConfigYaml } from '../helpers/mcp.js';
 import { makeHome } from '../helpers/orchestrate.js';
 
 const CANARY = 'CANARY-mcp-serve-4b1d-intermediate';
@@ -295,5 +296,54 @@ describe('comis mcp serve: load path', () => {
     expect(res.stdout).toBe('');
     const loaded = readFileSync(trace, 'utf8').split('\n');
     expect(loaded.some((m) => m.includes('@modelcontextprotocol/sdk/dist/esm/server/'))).toBe(true);
+  });
+});
+
+describe('comis mcp serve with a connected MCP server (issue 15: the chain through both sides)', () => {
+  it('one script chains read and the allowlisted comis_tools.mcp.everything.echo; an unlisted tool is denied; the run is in explain', async () => {
+    const h = makeHome(mcpConfigYaml({ default: ['everything.echo'] }));
+    writeFileSync(join(h.workspace(), 'notes.md'), `# notes\nhello from the workspace\n${CANARY}\n`);
+    const s = await connectServe(h.home);
+    try {
+      const d = (await s.client.callTool({ name: 'describe_tools', arguments: {} })).structuredContent as { mcp: { allow: string[]; servers: string[]; unavailable?: string } };
+      expect(d.mcp).toMatchObject({ allow: ['everything.echo'], servers: ['everything'] });
+      expect(d.mcp.unavailable).toBeUndefined();
+      const { tools } = await s.client.listTools();
+      expect(tools[0]!.description).toContain('allowlisted: everything.echo.');
+      const script = `import { comis_tools } from './comis_tools.js';
+const file = await comis_tools.read({ path: 'notes.md' });
+const echoed = await comis_tools.mcp.everything.echo({ message: file.content.split('\\n')[1] });
+let denied = 'not denied';
+const unlisted = ['get', 'sum'].join('-'); // dynamic: past the pre-flight, to the socket's gate
+try { await comis_tools.mcp.everything[unlisted]({ a: 1, b: 2 }); } catch (e) { denied = e.code; }
+console.log(echoed.text.split('\\n')[1], '|', denied);
+`;
+      const res = await s.client.callTool({ name: 'orchestrate', arguments: { script, language: 'ts' } });
+      expect(res.isError, text(res)).toBeFalsy();
+      expect(text(res)).toBe('Echo: hello from the workspace | mcp_not_allowed\n');
+      expect(JSON.stringify(res)).not.toContain(CANARY);
+      // Written literally, the unlisted call is refused before anything runs, naming the allow entry to add.
+      const literal = await s.client.callTool({ name: 'orchestrate', arguments: { language: 'ts', script: "import { comis_tools } from './comis_tools.js';\nawait comis_tools.mcp.everything['get-sum']({ a: 1, b: 2 });\n" } });
+      expect(literal.isError).toBe(true);
+      expect(text(literal)).toMatch(/^Error \[CAPABILITY_DENIED\]: .*\nHint: Nothing was run\. Add "everything\.get-sum"/);
+      const runs = parseJson(h.run(['explain', '--last', '--json']).stdout).result.orchestrate as { runId: string; outcome: string; toolCalls: { tool: string; decision: string }[] }[];
+      expect(runs.map((r) => r.outcome)).toEqual(['success', 'refused']);
+      expect(runs[0]!.runId).toBe((res._meta as Record<string, unknown>)['comis/runId']);
+      expect(runs[0]!.outcome).toBe('success');
+      expect(runs[0]!.toolCalls.map((c) => `${c.tool}:${c.decision}`).sort()).toEqual(['mcp:deny', 'mcp:everything.echo:allow', 'read:allow']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('an agent with no allowlist is told MCP is unavailable, and why', async () => {
+    const h = makeHome(mcpConfigYaml({ default: undefined }));
+    const s = await connectServe(h.home);
+    try {
+      const d = (await s.client.callTool({ name: 'describe_tools', arguments: {} })).structuredContent as { mcp: { allow: string[]; unavailable?: string } };
+      expect(d.mcp).toMatchObject({ allow: [], unavailable: 'no configured MCP server is allowlisted (agents.default.autonomy.mcp.allow)' });
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { PROFILE_CAPABILITIES } from '../capabilities/capabilities.js';
 import { TOOL_MAP } from '../capabilities/tool-map.js';
 import type { ResolvedAgent } from '../config/load.js';
-import { agentSurface, describeDrop } from '../policy/surface.js';
+import { agentSurface, describeDrop, MCP_SURFACE_TOOL } from '../policy/surface.js';
 
 export interface DescribedTool {
   name: string;
@@ -31,7 +31,28 @@ export interface ToolsDescription {
   tools: DescribedTool[];
   /** Tools of the table this agent's scripts cannot call, and the config that says so. */
   unavailable: { name: string; why: string }[];
+  /** Connected MCP tools (`comis_tools.mcp.<server>.<tool>`), from the config alone: no server is started to describe them. */
+  mcp: { allow: string[]; servers: string[]; call: string; describe: string; unavailable?: string };
   notes: string[];
+}
+
+/** The MCP part: the allowlist and the configured servers it opens, or why none is reachable. */
+function describeMcp(agent: ResolvedAgent, dropped: ReturnType<typeof agentSurface>['dropped']): ToolsDescription['mcp'] {
+  const allow = [...(agent.config.autonomy.mcp?.allow ?? [])];
+  const configured = agent.mcpServers ?? {};
+  const servers = [...new Set(allow.map((e) => e.split('.', 1)[0]!))].filter((n) => Object.hasOwn(configured, n)).sort();
+  const out: ToolsDescription['mcp'] = {
+    allow,
+    servers,
+    call: 'await comis_tools.mcp.<server>.<tool>({ ... })  (Python: comis_tools.mcp.<server>.<tool>({...}), synchronous)',
+    describe: 'await comis_tools.mcp.describe() in a script lists the allowlisted tools with their descriptions and input schemas (from the servers themselves)',
+  };
+  const drop = dropped.get(MCP_SURFACE_TOOL);
+  const profile = agent.config.autonomy.profile;
+  if (drop) out.unavailable = describeDrop(agent.id, MCP_SURFACE_TOOL, drop);
+  else if (!PROFILE_CAPABILITIES[profile].includes('orch:mcp')) out.unavailable = `profile ${profile} does not hold orch:mcp`;
+  else if (servers.length === 0) out.unavailable = `no configured MCP server is allowlisted (agents.${agent.id}.autonomy.mcp.allow)`;
+  return out;
 }
 
 // The same conversion as the SDK emitter's (src/lib/sdk/emit.ts), so the schemas match describe(name) in the jail.
@@ -80,6 +101,7 @@ export function describeAgentTools(agent: ResolvedAgent): ToolsDescription {
     },
     tools,
     unavailable,
+    mcp: describeMcp(agent, surface.dropped),
     notes: [
       'Only what the script prints to stdout comes back (about 30,000 characters, head and tail kept); tool results stay in the jail.',
       "The working directory is the agent's workspace (persistent between runs); paths are relative to it. There is no network.",
@@ -98,6 +120,7 @@ export function orchestrateToolDescription(described: ToolsDescription): string 
     `TS/JS: ${described.languages.ts} console.log(r.content.slice(0, 200));`,
     `Python: ${described.languages.py}; print(r["content"][:200])`,
     `Tools this agent's scripts can call: ${names}. Call describe_tools for their parameters and results.`,
+    ...(described.mcp.unavailable ? [] : [`Connected MCP tools: comis_tools.mcp.<server>.<tool>(args), allowlisted: ${described.mcp.allow.join(', ')}.`]),
     'A failed run returns isError with its failure class (timeout, stdout_cap, nonzero_exit, spawn_fail) and the redacted end of stderr; a refused one with the reason, before anything ran.',
   ].join('\n');
 }
