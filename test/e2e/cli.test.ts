@@ -120,7 +120,7 @@ describe('comis CLI', () => {
 
   it('--help, --version and jail probe load no heavy module and no other command', () => {
     const forbidden = /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\/|@modelcontextprotocol/;
-    for (const args of [['--help'], ['--version'], ['jail', 'probe', '--json'], ['sdk', 'emit', '--out', tempDir()], ['mcp', 'serve', '--help']]) {
+    for (const args of [['--help'], ['--version'], ['mcp', 'serve', '--help'], ['jail', 'probe', '--json'], ['sdk', 'emit', '--out', tempDir()]]) {
       const trace = join(tempDir(), 'trace.txt');
       runComis(args, {
         home: tempDir(),
