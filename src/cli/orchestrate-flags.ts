@@ -35,5 +35,5 @@ export interface OrchestrateInput {
   quiet?: boolean;
 }
 
-/** The smallest timeout a run may have; 0 (and only 0) below it means "the configured default". */
-export const MIN_TIMEOUT_MS = 100;
+/** The smallest timeout a run may have (the rule lives with the run path, shared with `comis mcp serve`). */
+export { MIN_TIMEOUT_MS } from '../lib/orchestrate/execute.js';

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import type { OrchestrateResult } from '../lib/orchestrate/runner.js';
-import { MIN_TIMEOUT_MS, type OrchestrateInput } from './orchestrate-flags.js';
+import { newSessionKey, resolveRequestedTimeout, runAndRecord } from '../lib/orchestrate/execute.js';
+import type { OrchestrateInput } from './orchestrate-flags.js';
 import { escapeControls } from './terminal-text.js';
 
 export interface OrchestrateIo {
@@ -21,13 +22,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     if (timing) process.stderr.write(`timing ${phase} ${performance.now().toFixed(1)}\n`);
   };
   mark('parsed');
-  // Seed 000: a non-positive timeout means the default. A positive one below the floor is a mistake, not a wish.
-  if (input.timeoutMs !== undefined && input.timeoutMs > 0 && input.timeoutMs < MIN_TIMEOUT_MS) {
-    throw new ComisError('USAGE', `--timeout-ms ${input.timeoutMs} is below the ${MIN_TIMEOUT_MS} ms minimum.`, {
-      hint: `Pass ${MIN_TIMEOUT_MS} to 600000, or 0 for the agent's configured timeout (autonomy.limits.timeoutMs, default 60000).`,
-    });
-  }
-  const timeoutMs = input.timeoutMs === 0 ? undefined : input.timeoutMs;
+  const timeoutMs = resolveRequestedTimeout(input.timeoutMs, '--timeout-ms');
   const { languageFromPath } = await import('../lib/orchestrate/transpile.js');
   const language = input.lang ?? (input.script === '-' ? undefined : languageFromPath(input.script));
   if (!language) {
@@ -46,35 +41,9 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   const agent = resolveAgent(loaded, input.agent);
   mark('config');
   const generated = input.session === undefined;
-  const sessionKey = input.session ?? `s-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
-  const { runOrchestrate, RunRefusedError } = await import('../lib/orchestrate/runner.js');
+  const sessionKey = input.session ?? newSessionKey();
   const { askApproval } = await import('./approval.js');
-  // The store opens once the jail is spawned (loading SQLite then overlaps the jail's own start
-  // instead of delaying it), or at the end for a run that never got that far (a refusal, a spawn
-  // failure): every run is recorded either way. A store problem costs the record, never the output.
-  type Ready = { store: import('../lib/store/store.js').Store; recordRun: typeof import('../lib/store/runs.js').recordRun; recordRefusal: typeof import('../lib/store/runs.js').recordRefusal };
-  let storeReady: Promise<Ready> | undefined;
-  const openTheStore = (): Promise<Ready> => {
-    storeReady ??= import('../lib/store/store.js').then(async ({ openStore }) => {
-      const { recordRun, recordRefusal } = await import('../lib/store/runs.js');
-      return { store: openStore({ home: loaded.home }), recordRun, recordRefusal };
-    });
-    storeReady.catch(() => undefined);
-    return storeReady;
-  };
-  const store = async (write: (s: Ready) => void): Promise<void> => {
-    try {
-      const ready = await openTheStore();
-      try {
-        write(ready);
-      } finally {
-        ready.store.close();
-      }
-    } catch (err) {
-      io.addWarning(`the run was not recorded in the store: ${(err as Error).message}`);
-    }
-  };
-  const result = await runOrchestrate({
+  const result = await runAndRecord({
     source,
     displayName: input.script === '-' ? `stdin.${language}` : input.script,
     language,
@@ -83,16 +52,9 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     sessionKey,
     timeoutMs,
     mark,
-    onEvent: (event) => {
-      if (event.type === 'run:started') void openTheStore();
-    },
     approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
-  }).catch(async (err: unknown) => {
-    // Refused before it started (exit 4): record the content-free refusal, then fail exactly as before.
-    if (err instanceof RunRefusedError) await store((s) => s.recordRefusal(s.store.db, err.refusal));
-    throw err;
+    onWarning: io.addWarning,
   });
-  await store((s) => s.recordRun(s.store.db, result.record, result.audit));
   mark('recorded');
   if (timing) process.stderr.write(`timing maxrss-kb ${process.resourceUsage().maxRSS}\n`);
   if (!io.json) renderHuman(result, generated ? sessionKey : undefined, { raw: input.raw === true, quiet: input.quiet === true });

@@ -144,7 +144,7 @@ describe('docs describe only what exists', () => {
       'Run `comis replay r-1` to re-run.',
       'Use `comis skill scan skills/` and `comis --version` and `comis jail`.',
       '```sh',
-      '$ comis mcp serve',
+      '$ comis mcp logout',
       'COMIS_HOME=x ./bin/comis.js orchestrate job.ts && comis outbox list',
       'comis explain --last',
       '```',
@@ -153,7 +153,7 @@ describe('docs describe only what exists', () => {
     ].join('\n');
     expect(commandProblems('y.md', doc, commands).map((p) => p.where + ' ' + p.what)).toEqual([
       'y.md:1 `comis replay r-1` is no command of oclif.manifest.json',
-      'y.md:4 `comis mcp serve` is no command of oclif.manifest.json',
+      'y.md:4 `comis mcp logout` is no command of oclif.manifest.json',
       'y.md:5 `comis outbox list` is no command of oclif.manifest.json',
     ]);
   });

@@ -1,0 +1,109 @@
+/**
+ * One orchestrate run as a front end performs it: the timeout rule, the
+ * runner, and the store around it (the run, or its content-free refusal,
+ * recorded so `comis explain --last` shows it). `comis orchestrate` and
+ * `comis mcp serve` both run scripts through {@link runAndRecord}: there is
+ * one run path, whatever the caller speaks.
+ */
+import type { ResolvedAgent } from '../config/load.js';
+import { ComisError } from '../errors.js';
+import type { Footprint } from './preflight.js';
+import type { OrchestrateOutcome } from './runner.js';
+import type { ScriptLanguage } from './transpile.js';
+
+/** The smallest timeout a run may have; 0 (and only 0) below it means "the configured default". */
+export const MIN_TIMEOUT_MS = 100;
+/** The largest timeout a caller may ask for (the runner clamps to the same bound). */
+export const MAX_REQUEST_TIMEOUT_MS = 600_000;
+
+/**
+ * Seed 000: a non-positive timeout means the default; a positive one below
+ * the floor is a mistake, not a wish. Returns the timeout to pass to the
+ * runner (undefined: the agent's configured one). `name` is how the caller
+ * spells the setting (`--timeout-ms`, `timeoutMs`), for the message.
+ */
+export function resolveRequestedTimeout(timeoutMs: number | undefined, name: string): number | undefined {
+  if (timeoutMs !== undefined && timeoutMs > 0 && timeoutMs < MIN_TIMEOUT_MS) {
+    throw new ComisError('USAGE', `${name} ${timeoutMs} is below the ${MIN_TIMEOUT_MS} ms minimum.`, {
+      hint: `Pass ${MIN_TIMEOUT_MS} to ${MAX_REQUEST_TIMEOUT_MS}, or 0 for the agent's configured timeout (autonomy.limits.timeoutMs, default 60000).`,
+    });
+  }
+  return timeoutMs === 0 ? undefined : timeoutMs;
+}
+
+/** A new session key, as `comis orchestrate` prints it when none was given. */
+export function newSessionKey(): string {
+  return `s-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
+}
+
+export interface RecordedRunOptions {
+  source: string;
+  displayName: string;
+  language: ScriptLanguage;
+  agent: ResolvedAgent;
+  home: string;
+  sessionKey: string;
+  /** Already resolved by {@link resolveRequestedTimeout} (undefined: the agent's default). */
+  timeoutMs?: number | undefined;
+  approve?: (footprint: Footprint) => Promise<boolean>;
+  /** Aborting it kills the jailed process; the run still ends, is cleaned up and is recorded. */
+  signal?: AbortSignal;
+  mark?: (phase: string) => void;
+  /** A store problem costs the record, never the output: it is reported here. */
+  onWarning: (message: string) => void;
+}
+
+/**
+ * Runs one script and records it. The store opens once the jail is spawned; a run
+ * refused before it started (RunRefusedError, exit 4) has its refusal recorded
+ * and is rethrown unchanged.
+ */
+export async function runAndRecord(options: RecordedRunOptions): Promise<OrchestrateOutcome> {
+  const { runOrchestrate, RunRefusedError } = await import('./runner.js');
+  // The store opens once the jail is spawned (loading SQLite then overlaps the jail's own start
+  // instead of delaying it), or at the end for a run that never got that far (a refusal, a spawn
+  // failure): every run is recorded either way. A store problem costs the record, never the output.
+  type Ready = { store: import('../store/store.js').Store; recordRun: typeof import('../store/runs.js').recordRun; recordRefusal: typeof import('../store/runs.js').recordRefusal };
+  let storeReady: Promise<Ready> | undefined;
+  const openTheStore = (): Promise<Ready> => {
+    storeReady ??= import('../store/store.js').then(async ({ openStore }) => {
+      const { recordRun, recordRefusal } = await import('../store/runs.js');
+      return { store: openStore({ home: options.home }), recordRun, recordRefusal };
+    });
+    storeReady.catch(() => undefined);
+    return storeReady;
+  };
+  const store = async (write: (s: Ready) => void): Promise<void> => {
+    try {
+      const ready = await openTheStore();
+      try {
+        write(ready);
+      } finally {
+        ready.store.close();
+      }
+    } catch (err) {
+      options.onWarning(`the run was not recorded in the store: ${(err as Error).message}`);
+    }
+  };
+  const outcome = await runOrchestrate({
+    source: options.source,
+    displayName: options.displayName,
+    language: options.language,
+    agent: options.agent,
+    home: options.home,
+    sessionKey: options.sessionKey,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.mark ? { mark: options.mark } : {}),
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onEvent: (event) => {
+      if (event.type === 'run:started') void openTheStore();
+    },
+  }).catch(async (err: unknown) => {
+    if (err instanceof RunRefusedError) await store((s) => s.recordRefusal(s.store.db, err.refusal));
+    else if (storeReady) await storeReady.then((s) => s.store.close(), () => undefined);
+    throw err;
+  });
+  await store((s) => s.recordRun(s.store.db, outcome.record, outcome.audit));
+  return outcome;
+}
