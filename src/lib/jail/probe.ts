@@ -157,7 +157,7 @@ export async function probeJailCached(cacheFile: string): Promise<ProbeReport> {
   const hit = readCachedProbe(cacheFile);
   if (hit) return hit;
   const { report, tools } = await probeFresh({});
-  writeCachedProbe(cacheFile, report, tools ? Object.values(tools).filter((t): t is string => typeof t === 'string' && t !== '') : []);
+  writeCachedProbe(cacheFile, report, tools ? Object.values(tools).filter((t): t is string => typeof t === 'string' && t.startsWith('/')) : []);
   return report;
 }
 

@@ -50,7 +50,7 @@ export function fileId(path: string): string {
  * with the same version number still re-runs it).
  */
 function verdictFiles(detection: Detection): string[] {
-  const tools = detection.tools ? Object.values(detection.tools).filter((p): p is string => typeof p === 'string' && p !== '') : [];
+  const tools = detection.tools ? Object.values(detection.tools).filter((p): p is string => typeof p === 'string' && p.startsWith('/')) : [];
   // dist/ holds .js; tests run the .ts sources.
   const own = ['smoke', 'plan', 'launch'].map((name) => {
     const js = fileURLToPath(new URL(`./${name}.js`, import.meta.url));
