@@ -4,7 +4,7 @@ import { comisHome } from '../lib/config/paths.js';
 import { setupColor } from './color.js';
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import { configureLogging, flagNamesOf, logCommandEnd, logCommandStart } from '../lib/obs/logger.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 import { nearest } from '../lib/suggest.js';
 import { internalError, successEnvelope, writeError, type JsonSuccess } from './output.js';
 

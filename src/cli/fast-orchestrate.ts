@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 import { ORCHESTRATE_FLAGS, type FlagSpec, type OrchestrateInput } from './orchestrate-flags.js';
 import { formatJson, internalError, successEnvelope, writeError } from './output.js';
 

@@ -4,7 +4,7 @@
  * fast paths of bin/comis.js render exactly like the oclif commands do.
  */
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
-import { redactSecrets, redactValue } from '../lib/obs/output-guard.js';
+import { redactSecrets, redactValue } from '../lib/redact/output-guard.js';
 import { errStyle } from './color.js';
 
 /** The `--json` envelope on success (or on a completed command with a negative answer). */

@@ -4,7 +4,7 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../cli/base-command.js';
 import { ComisError } from '../lib/errors.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 import type { ExplainReport } from '../lib/obs/explain.js';
 
 export default class Explain extends BaseCommand {

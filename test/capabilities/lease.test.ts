@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { LeaseRegistry } from '../../src/lib/capabilities/lease.js';
-import { redactSecrets } from '../../src/lib/obs/output-guard.js';
+import { redactSecrets } from '../../src/lib/redact/output-guard.js';
 
 describe('leases', () => {
   it('mints a 256-bit bearer registered with the output guard', () => {

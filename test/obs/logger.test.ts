@@ -17,7 +17,7 @@ import {
   redactLogLine,
   resolveLogLevel,
 } from '../../src/lib/obs/logger.js';
-import { registerSecret, unregisterSecret } from '../../src/lib/obs/output-guard.js';
+import { registerSecret, unregisterSecret } from '../../src/lib/redact/output-guard.js';
 import type { OrchestrateEvent } from '../../src/lib/orchestrate/runner.js';
 import { tempDir } from '../helpers/temp.js';
 

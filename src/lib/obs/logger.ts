@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import type { Logger, LoggerOptions } from 'pino';
 
 import { comisHome, logsDir } from '../config/paths.js';
-import { redactSecrets, redactValue } from './output-guard.js';
+import { redactSecrets, redactValue } from '../redact/output-guard.js';
 
 export type { Logger } from 'pino';
 

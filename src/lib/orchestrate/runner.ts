@@ -24,7 +24,7 @@ import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import { logRunEvent } from '../obs/logger.js';
 import { agentSurface, assertGetsOrchestrate, describeDrop } from '../policy/surface.js';
-import { redactSecrets } from '../obs/output-guard.js';
+import { redactSecrets } from '../redact/output-guard.js';
 import type { SliceQueryRunner } from '../resultref/duckdb/run-slice-query.js';
 import { createResultStore, estimateSavings, liveRef } from '../resultref/materialize.js';
 import { foldToolCalls, type AuditRow, type FailureClass, type RefusalReason, type RefusalRecord, type RunRecord, type ToolCallTally } from '../store/runs.js';
