@@ -49,6 +49,12 @@ export interface DispatchOptions {
   audit: (event: CapabilityAudited) => void;
   /** Called for a request whose bearer is not a live lease on this socket (content-free). */
   onUnauthenticated?: () => void;
+  /**
+   * Called with a tool's failure that is not a tool error (a bug, a host
+   * fault): the socket answers the script only its generic `internal`, so
+   * this is where the error and its cause chain are kept (the runner logs them).
+   */
+  onInternalError?: (tool: string, err: unknown) => void;
 }
 
 /**
@@ -118,6 +124,7 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
     } catch (err) {
       // A confinement refusal is an ordinary tool error for the script, with its stable code.
       if (err instanceof ConfineError) throw new CapCallError(err.code, err.message);
+      if (!(err instanceof CapCallError)) options.onInternalError?.(spec.name, err);
       throw err;
     }
   };
