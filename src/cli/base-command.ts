@@ -8,7 +8,7 @@ import { redactSecrets } from '../lib/redact/output-guard.js';
 import { nearest } from '../lib/suggest.js';
 import { successEnvelope, writeError, type JsonSuccess } from './output.js';
 
-export type { JsonFailure, JsonSuccess } from './output.js';
+export type { JsonSuccess } from './output.js';
 
 /**
  * The one catch of comis. Commands return a typed result and throw

@@ -139,9 +139,3 @@ export function causeChain(err: unknown): ErrorLink[] {
   }
   return out;
 }
-
-/** A short, secret-free description of an unknown thrown value. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { linkSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,6 @@ import { globToRegExpSource, grepTool, grepWorkerPeak, MAX_GREP_WORKERS } from '
 import { readTool } from '../../src/lib/tools/read.js';
 import { writeTool } from '../../src/lib/tools/write.js';
 import { splitConfined } from '../../src/lib/confine/index.js';
-import { tempDir } from '../helpers/temp.js';
 import { toolContext } from '../helpers/tool-context.js';
 
 const context = (): ToolContext & { outside: string } => toolContext(1000);

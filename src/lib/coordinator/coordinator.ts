@@ -18,7 +18,7 @@ import { chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, e
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
-import { intersectCapabilities, PROFILE_CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
+import { intersectCapabilities, PROFILE_CAPABILITIES } from '../capabilities/capabilities.js';
 import { newId } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { workspacesDir } from '../config/paths.js';
@@ -371,4 +371,3 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   };
 }
 
-export type { Capability };
