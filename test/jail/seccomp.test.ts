@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { buildJailPlan, planOptions } from '../../src/lib/jail/plan.js';
 import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
@@ -93,7 +93,12 @@ describe('bpf assembler', () => {
 });
 
 describe.each(archs)('seccomp filter (%s)', (arch) => {
-  const filters = decode(buildSeccompFilter(arch));
+  // Built in beforeAll, not at collection: a filter that fails to build then fails the tests
+  // (a collection error would run no test, which a mutation run counts as a survivor).
+  let filters: SockFilter[] = [];
+  beforeAll(() => {
+    filters = decode(buildSeccompFilter(arch));
+  });
   const a = AUDIT_ARCH[arch];
   const nr = (name: Parameters<typeof syscallNumber>[0]): number => syscallNumber(name, arch)!;
 
