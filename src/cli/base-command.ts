@@ -2,13 +2,13 @@ import { Command, Errors, Flags } from '@oclif/core';
 
 import { comisHome } from '../lib/config/paths.js';
 import { setupColor } from './color.js';
-import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
+import { ComisError, ExitCode, internalError, type ExitCodeValue } from '../lib/errors.js';
 import { configureLogging, flagNamesOf, logCommandEnd, logCommandStart } from '../lib/obs/logger.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 import { nearest } from '../lib/suggest.js';
-import { internalError, successEnvelope, writeError, type JsonSuccess } from './output.js';
+import { successEnvelope, writeError, type JsonSuccess } from './output.js';
 
-export type { JsonFailure, JsonSuccess } from './output.js';
+export type { JsonSuccess } from './output.js';
 
 /**
  * The one catch of comis. Commands return a typed result and throw
@@ -76,10 +76,10 @@ export abstract class BaseCommand extends Command {
   override async catch(err: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
     const mapped = toComisError(err, this.id ?? '', flagSpellings(this.constructor as typeof BaseCommand));
-    process.exitCode = writeError(mapped, this.jsonEnabled(), (this.constructor as typeof BaseCommand).ndjson);
-    // Only a bug's message is logged: the others can echo what the user typed (a session key, a path).
-    const message = mapped.code === 'INTERNAL' ? mapped.message : '';
-    logCommandEnd(this.id ?? '', { exitCode: mapped.exitCode, durationMs: Date.now() - this.startedAt, error: { code: mapped.code, message } });
+    process.exitCode = writeError(mapped, this.jsonEnabled(), (this.constructor as typeof BaseCommand).ndjson, this.argv.includes('--verbose'));
+    // Only a bug's message and cause chain are logged: the others can echo what the user typed (a session key, a path).
+    const bug = mapped.code === 'INTERNAL';
+    logCommandEnd(this.id ?? '', { exitCode: mapped.exitCode, durationMs: Date.now() - this.startedAt, error: { code: mapped.code, message: bug ? mapped.message : '', ...(bug ? { cause: mapped } : {}) } });
   }
 }
 

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 
 import { ComisError } from '../lib/errors.js';
 import type { ExplainReport } from '../lib/obs/explain.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 
 /** `key` undefined: the newest session (`--last`). Human text goes to stdout unless `json`. */
 export async function explainMain(input: { key?: string; limit: number }, json: boolean): Promise<ExplainReport> {

@@ -8,9 +8,9 @@
  * codes and logging are the same either way.
  */
 import { comisHome } from '../lib/config/paths.js';
-import { ExitCode, type ExitCodeValue } from '../lib/errors.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
-import { formatJson, internalError, successEnvelope, writeError } from './output.js';
+import { ExitCode, internalError, type ExitCodeValue } from '../lib/errors.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
+import { formatJson, successEnvelope, writeError } from './output.js';
 
 type Body = (json: boolean) => Promise<{ result: unknown; exitStatus: ExitCodeValue }>;
 

@@ -7,9 +7,10 @@
  */
 import { parseArgs } from 'node:util';
 
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 import { ORCHESTRATE_FLAGS, type FlagSpec, type OrchestrateInput } from './orchestrate-flags.js';
-import { formatJson, internalError, successEnvelope, writeError } from './output.js';
+import { internalError } from '../lib/errors.js';
+import { formatJson, successEnvelope, writeError } from './output.js';
 
 type ParseOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
@@ -69,7 +70,13 @@ export async function tryFastOrchestrate(argv: string[]): Promise<boolean> {
     if (parsed.json) process.stdout.write(formatJson(successEnvelope(result, exitStatus, warnings)));
     process.exitCode = exitStatus;
   } catch (err) {
-    process.exitCode = writeError(internalError(err), parsed.json);
+    const mapped = internalError(err);
+    process.exitCode = writeError(mapped, parsed.json, false, argv.includes('--verbose'));
+    // As the oclif path does: only a bug's message and cause chain reach the log.
+    if (mapped.code === 'INTERNAL') {
+      const { logCommandEnd } = await import('../lib/obs/logger.js');
+      logCommandEnd('orchestrate', { exitCode: mapped.exitCode, error: { code: mapped.code, message: mapped.message, cause: mapped } });
+    }
   }
   return true;
 }

@@ -3,8 +3,8 @@
  * error text, and the mapping of errors to exit codes. Free of oclif so the
  * fast paths of bin/comis.js render exactly like the oclif commands do.
  */
-import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
-import { redactSecrets, redactValue } from '../lib/obs/output-guard.js';
+import { causeChain, type ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
+import { redactSecrets, redactValue } from '../lib/redact/output-guard.js';
 import { errStyle } from './color.js';
 
 /** The `--json` envelope on success (or on a completed command with a negative answer). */
@@ -30,9 +30,11 @@ export function formatJson(value: unknown): string {
 
 /**
  * Writes an error for a human (stderr) or a machine (stdout JSON; one line
- * when the command streams NDJSON); returns the exit code.
+ * when the command streams NDJSON); returns the exit code. With `verbose`,
+ * the error's cause chain (each cause's stack, or its name and message)
+ * follows on stderr, redacted, in both modes: stdout JSON keeps its shape.
  */
-export function writeError(err: ComisError, json: boolean, ndjson = false): ExitCodeValue {
+export function writeError(err: ComisError, json: boolean, ndjson = false, verbose = false): ExitCodeValue {
   const message = redactSecrets(err.message);
   const hint = err.hint === undefined ? undefined : redactSecrets(err.hint);
   if (json) {
@@ -44,12 +46,18 @@ export function writeError(err: ComisError, json: boolean, ndjson = false): Exit
     const style = errStyle();
     process.stderr.write(`${style.bad(`Error [${err.code}]:`)} ${message}\n${hint ? `${style.dim('Hint:')} ${hint}\n` : ''}`);
   }
+  if (verbose) process.stderr.write(formatCauses(err));
   return err.exitCode;
 }
 
-export function internalError(err: unknown): ComisError {
-  if (err instanceof ComisError) return err;
-  return new ComisError('INTERNAL', err instanceof Error ? err.message || String(err) : String(err), {
-    hint: 'This is a bug in comis. Run again with --verbose and report the output.',
-  });
+/** The `Caused by:` lines of --verbose: one per link of the chain, with its stack when it has one. */
+export function formatCauses(err: unknown): string {
+  return causeChain(err)
+    .map((link) => {
+      const head = `${link.name}: ${link.message}${link.code === undefined ? '' : ` (${link.code})`}`;
+      // A stack starts with "Name: message"; print the head once, then the frames.
+      const frames = link.stack?.split('\n').filter((line) => /^\s+at /.test(line)) ?? [];
+      return `${errStyle().dim('Caused by:')} ${redactSecrets([head, ...frames].join('\n'))}\n`;
+    })
+    .join('');
 }

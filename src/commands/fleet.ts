@@ -4,7 +4,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../cli/base-command.js';
 import type { FleetReport } from '../lib/obs/fleet.js';
-import { redactSecrets } from '../lib/obs/output-guard.js';
+import { redactSecrets } from '../lib/redact/output-guard.js';
 
 export default class Fleet extends BaseCommand {
   static override summary = 'Store-wide findings over a time window: failures by class, denied capabilities, efficiency.';

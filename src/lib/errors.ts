@@ -88,8 +88,54 @@ export function isComisError(err: unknown): err is ComisError {
   return err instanceof ComisError;
 }
 
-/** A short, secret-free description of an unknown thrown value. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
+/**
+ * Wraps anything thrown that is not a ComisError as an INTERNAL one (a bug in
+ * comis), keeping the thrown value as its `cause`: the original stack and
+ * its own cause chain stay reachable for `--verbose` and the log
+ * ({@link causeChain}), while the message a user sees stays the original's.
+ */
+export function internalError(err: unknown): ComisError {
+  if (err instanceof ComisError) return err;
+  return new ComisError('INTERNAL', err instanceof Error ? err.message || String(err) : String(err), {
+    hint: 'This is a bug in comis. Run again with --verbose and report the output.',
+    cause: err,
+  });
+}
+
+/** One link of a cause chain, as printed by --verbose and logged. */
+export interface ErrorLink {
+  name: string;
+  message: string;
+  code?: string | number;
+  stack?: string;
+}
+
+/** Causes followed at most: a chain longer than this is cut, and a cycle ends it. */
+export const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * The causes below `err` (its `cause`, that one's `cause`, …), outermost
+ * first, bounded and cycle-safe. A thrown non-Error becomes a link with its
+ * string form. Not redacted: callers pass every string through the output
+ * guard before it leaves.
+ */
+export function causeChain(err: unknown): ErrorLink[] {
+  const out: ErrorLink[] = [];
+  const seen = new Set<unknown>([err]);
+  let next = err instanceof Error ? (err as { cause?: unknown }).cause : undefined;
+  while (next !== undefined && out.length < MAX_CAUSE_DEPTH && !seen.has(next)) {
+    seen.add(next);
+    if (next instanceof Error) {
+      const link: ErrorLink = { name: next.name, message: next.message };
+      const code = (next as { code?: unknown }).code;
+      if (typeof code === 'string' || typeof code === 'number') link.code = code;
+      if (next.stack) link.stack = next.stack;
+      out.push(link);
+      next = (next as { cause?: unknown }).cause;
+    } else {
+      out.push({ name: typeof next, message: String(next) });
+      next = undefined;
+    }
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { LeaseRegistry } from '../../src/lib/capabilities/lease.js';
-import { redactSecrets } from '../../src/lib/obs/output-guard.js';
+import { LeaseRegistry, newId } from '../../src/lib/capabilities/lease.js';
+import { redactSecrets } from '../../src/lib/redact/output-guard.js';
 
 describe('leases', () => {
   it('mints a 256-bit bearer registered with the output guard', () => {
@@ -51,5 +51,66 @@ describe('leases', () => {
     expect(grandchild.lease.caps).toEqual([]);
     now = 2000;
     expect(reg.authenticate(child.bearer, 's')).toBeUndefined();
+  });
+
+  it('ids are a prefix and 48 random bits; a lease id is l-…', () => {
+    expect(newId('r')).toMatch(/^r-[0-9a-f]{12}$/);
+    expect(newId('r')).not.toBe(newId('r'));
+    const reg = new LeaseRegistry();
+    expect(reg.mintAssembly('ag', [], 1000).lease.leaseId).toMatch(/^l-[0-9a-f]{12}$/);
+  });
+
+  it('a child expires exactly with its parent when it asks for more, at any clock value', () => {
+    let now = 5_000;
+    const reg = new LeaseRegistry(() => now);
+    const a = reg.mintAssembly('ag', ['orch:read'], 1000);
+    expect(a.lease.expiresAt).toBe(6_000);
+    now = 5_400;
+    const child = reg.mintRun(a.lease, { runId: 'r', socketId: 's', ttlMs: 1_000_000 });
+    expect(child.lease.expiresAt).toBe(6_000);
+    const short = reg.mintRun(a.lease, { runId: 'r2', socketId: 's2', ttlMs: 100 });
+    expect(short.lease.expiresAt).toBe(5_500);
+    now = 7_000;
+    const late = reg.mintRun(a.lease, { runId: 'r3', socketId: 's3', ttlMs: 100 });
+    expect(late.lease.expiresAt).toBe(7_000);
+    expect(reg.authenticate(late.bearer, 's3')).toBeUndefined();
+  });
+
+  it('revoking one run leaves its siblings and its parent alive; revoking an unknown id is a no-op', () => {
+    const reg = new LeaseRegistry();
+    const a = reg.mintAssembly('ag', ['orch:read'], 60_000);
+    const r1 = reg.mintRun(a.lease, { runId: 'r-1', socketId: 's1', ttlMs: 10_000 });
+    const r2 = reg.mintRun(a.lease, { runId: 'r-2', socketId: 's2', ttlMs: 10_000 });
+    const g1 = reg.mintRun(r1.lease, { runId: 'r-3', socketId: 's3', ttlMs: 10_000 });
+    reg.revoke(r1.lease.leaseId);
+    expect(reg.isRevoked(r1.lease.leaseId)).toBe(true);
+    expect(reg.isRevoked(g1.lease.leaseId)).toBe(true);
+    expect(reg.isRevoked(r2.lease.leaseId)).toBe(false);
+    expect(reg.isRevoked(a.lease.leaseId)).toBe(false);
+    expect(reg.authenticate(r2.bearer, 's2')?.leaseId).toBe(r2.lease.leaseId);
+    expect(() => reg.revoke('l-unknown')).not.toThrow();
+    expect(() => reg.revoke(r1.lease.leaseId)).not.toThrow();
+    expect(reg.authenticate(r1.bearer, 's1')).toBeUndefined();
+  });
+
+  it('an unknown lease id counts as revoked', () => {
+    const reg = new LeaseRegistry();
+    expect(reg.isRevoked('l-unknown')).toBe(true);
+  });
+
+  it('the assembly lease authenticates on no socket, even one a buggy caller leaves undefined', () => {
+    const reg = new LeaseRegistry();
+    const a = reg.mintAssembly('ag', ['orch:read'], 60_000);
+    expect(reg.authenticate(a.bearer, undefined as unknown as string)).toBeUndefined();
+    expect(reg.authenticate('', 'x')).toBeUndefined();
+    expect(reg.authenticate('a'.repeat(257), 'x')).toBeUndefined();
+  });
+
+  it('a lease is frozen: its caps and fields cannot be widened after mint', () => {
+    const reg = new LeaseRegistry();
+    const a = reg.mintAssembly('ag', ['orch:read'], 60_000);
+    expect(Object.isFrozen(a.lease)).toBe(true);
+    expect(Object.isFrozen(a.lease.caps)).toBe(true);
+    expect(a.lease).toEqual({ leaseId: a.lease.leaseId, runId: undefined, agentId: 'ag', caps: ['orch:read'], expiresAt: a.lease.expiresAt, parentLeaseId: undefined, socketId: undefined });
   });
 });

@@ -9,7 +9,6 @@ import { defaultAgentConfig } from '../../src/lib/config/defaults.js';
 import { embeddedDefaultConfig, loadConfig, parseConfigText as parseWith, resolveAgent } from '../../src/lib/config/load.js';
 import { agentSchema, configSchema } from '../../src/lib/config/schema.js';
 import { ComisError } from '../../src/lib/errors.js';
-import { redactSecrets } from '../../src/lib/obs/output-guard.js';
 import { tempDir } from '../helpers/temp.js';
 
 const parseConfigText = (text: string, file: string) => parseWith(text, file, { yaml, configSchema });

@@ -116,7 +116,6 @@ children:
     expect(tail).toContain('lease [REDACTED]');
     expect(tail).toMatch(/lease \[REDACTED\]\n/);
     expect(tail).toContain('title \\x1b]0;pwned\\x07 clear \\x1b[2J bell \\x07 cr \\r bidi \\u{202e} tab\tend');
-    // eslint-disable-next-line no-control-regex
     expect(tail).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(tail.length).toBeLessThanOrEqual(2000);
     expect(tail.length).toBeGreaterThan(1_900); // the tail of 3,000+ chars, not all of it

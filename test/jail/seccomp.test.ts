@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { buildJailPlan, planOptions } from '../../src/lib/jail/plan.js';
 import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
@@ -92,8 +92,67 @@ describe('bpf assembler', () => {
   });
 });
 
+describe('bpf assembler bounds', () => {
+  const ret = { op: 'ret' as const, k: 0 };
+  it('constants are unsigned 32-bit integers: 0 and 0xffffffff pass, anything else is a RangeError', () => {
+    expect(resolve([{ op: 'ret', k: 0xffff_ffff }])[0]!.k).toBe(0xffff_ffff);
+    expect(resolve([{ op: 'ld', offset: 0 }, ret])[0]).toEqual({ code: BPF.LD_W_ABS, jt: 0, jf: 0, k: 0 });
+    for (const k of [-1, 0x1_0000_0000, 1.5, Number.NaN]) {
+      expect(() => resolve([{ op: 'ret', k }]), String(k)).toThrow(RangeError);
+      expect(() => resolve([{ op: 'and', k }, ret]), String(k)).toThrow(`BPF constant out of range: ${k}`);
+      expect(() => resolve([{ op: 'ld', offset: k }, ret]), String(k)).toThrow(RangeError);
+      expect(() => resolve([{ op: 'jeq', k, jt: NEXT, jf: NEXT }, ret]), String(k)).toThrow(RangeError);
+    }
+  });
+
+  it('a program has 1 to 4096 instructions', () => {
+    expect(() => resolve([])).toThrow('BPF program length 0 is not in 1..4096');
+    expect(() => resolve([{ op: 'label', name: 'only' }])).toThrow('BPF program length 0 is not in 1..4096');
+    const many = (n: number) => [...Array.from({ length: n - 1 }, () => ({ op: 'ld' as const, offset: 0 })), ret];
+    expect(resolve(many(4096))).toHaveLength(4096);
+    expect(() => resolve(many(4097))).toThrow('BPF program length 4097 is not in 1..4096');
+  });
+
+  it('a conditional jump reaches exactly 255 ahead, and an unconditional one may end the program', () => {
+    const reach = (n: number) => [{ op: 'jeq' as const, k: 1, jt: 'end', jf: NEXT }, ...Array.from({ length: n }, () => ({ op: 'ld' as const, offset: 0 })), { op: 'label' as const, name: 'end' }, ret];
+    expect(resolve(reach(255))[0]).toEqual({ code: BPF.JEQ_K, jt: 255, jf: 0, k: 1 });
+    expect(() => resolve(reach(256))).toThrow('BPF jump from 0 to end out of range (256)');
+    const ja = resolve([{ op: 'label', name: 'top' }, ret, { op: 'label', name: 'tail' }, { op: 'ja', to: 'end' }, { op: 'ld', offset: 4 }, { op: 'label', name: 'end' }, { op: 'ja', to: 'after' }, { op: 'label', name: 'after' }, ret]);
+    expect(ja[1]).toEqual({ code: BPF.JA, jt: 0, jf: 0, k: 1 });
+    expect(ja[3]).toEqual({ code: BPF.JA, jt: 0, jf: 0, k: 0 });
+    // A program may end with ja (its target is then the end), never with a conditional jump or a load.
+    expect(() => resolve([{ op: 'ld', offset: 0 }, { op: 'jeq', k: 1, jt: NEXT, jf: NEXT }])).toThrow();
+    expect(() => resolve([{ op: 'ld', offset: 0 }, { op: 'and', k: 1 }])).toThrow('BPF program must end with a return');
+    expect(resolve([ret, { op: 'ja', to: 'end' }, { op: 'label', name: 'end' }])).toEqual([{ code: BPF.RET_K, jt: 0, jf: 0, k: 0 }, { code: BPF.JA, jt: 0, jf: 0, k: 0 }]);
+  });
+
+  it('encodes each jump kind with its own opcode', () => {
+    const out = resolve([
+      { op: 'jeq', k: 1, jt: NEXT, jf: NEXT },
+      { op: 'jge', k: 2, jt: NEXT, jf: NEXT },
+      { op: 'jset', k: 4, jt: NEXT, jf: NEXT },
+      { op: 'and', k: 8 },
+      ret,
+    ]);
+    expect(out.map((f) => f.code)).toEqual([BPF.JEQ_K, BPF.JGE_K, BPF.JSET_K, BPF.AND_K, BPF.RET_K]);
+    expect(out.map((f) => f.k)).toEqual([1, 2, 4, 8, 0]);
+  });
+
+  it('decode refuses a byte length that is not whole instructions, and round-trips assemble', () => {
+    expect(() => decode(Buffer.alloc(12))).toThrow('BPF byte length is not a multiple of 8');
+    expect(decode(Buffer.alloc(0))).toEqual([]);
+    const program = [{ op: 'ld' as const, offset: 4 }, { op: 'jge' as const, k: 0x8000_0000, jt: 'a', jf: NEXT }, { op: 'ret' as const, k: 1 }, { op: 'label' as const, name: 'a' }, { op: 'ret' as const, k: 0xffff_ffff }];
+    expect(decode(assemble(program))).toEqual(resolve(program));
+  });
+});
+
 describe.each(archs)('seccomp filter (%s)', (arch) => {
-  const filters = decode(buildSeccompFilter(arch));
+  // Built in beforeAll, not at collection: a filter that fails to build then fails the tests
+  // (a collection error would run no test, which a mutation run counts as a survivor).
+  let filters: SockFilter[] = [];
+  beforeAll(() => {
+    filters = decode(buildSeccompFilter(arch));
+  });
   const a = AUDIT_ARCH[arch];
   const nr = (name: Parameters<typeof syscallNumber>[0]): number => syscallNumber(name, arch)!;
 

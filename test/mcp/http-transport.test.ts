@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { createMcpClients } from '../../src/lib/mcp/client-manager.js';
-import { redactSecrets } from '../../src/lib/obs/output-guard.js';
+import { redactSecrets } from '../../src/lib/redact/output-guard.js';
 import { tempDir } from '../helpers/temp.js';
 
 let http: Server;

@@ -14,10 +14,12 @@ import {
   logCommandStart,
   logFilePath,
   logRunEvent,
+  logToolFailure,
   redactLogLine,
   resolveLogLevel,
 } from '../../src/lib/obs/logger.js';
-import { registerSecret, unregisterSecret } from '../../src/lib/obs/output-guard.js';
+import { internalError } from '../../src/lib/errors.js';
+import { registerSecret, unregisterSecret } from '../../src/lib/redact/output-guard.js';
 import type { OrchestrateEvent } from '../../src/lib/orchestrate/runner.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -192,6 +194,48 @@ describe('logger', () => {
     expect(lines[0]).toMatchObject({ event: 'command:start', command: 'orchestrate', flags: ['session', 'timeout-ms'] });
     expect(lines[1]).toMatchObject({ event: 'command:error', level: 50, code: 'IO_ERROR', message: 'Cannot read [REDACTED]' });
     expect(lines[2]).toMatchObject({ event: 'command:end', command: 'sdk:emit', exitCode: 0, durationMs: 12 });
+  });
+
+  it('a bug is logged with its cause chain (type, code, message, stack), redacted', () => {
+    registerSecret(BEARER);
+    const log = freshLog();
+    const inner = Object.assign(new Error(`open /host/path/${BEARER} failed`), { code: 'ENOENT' });
+    const bug = internalError(new TypeError('x is undefined', { cause: inner }));
+    logCommandEnd('orchestrate', { exitCode: 70, error: { code: 'INTERNAL', message: bug.message, cause: bug } });
+    logCommandEnd('orchestrate', { exitCode: 2, error: { code: 'USAGE', message: '' } });
+    const [withCause, without] = log.lines();
+    expect(withCause).toMatchObject({
+      event: 'command:error',
+      code: 'INTERNAL',
+      causes: [
+        { name: 'TypeError', message: 'x is undefined', stack: expect.stringContaining('logger.test.ts') },
+        { name: 'Error', message: 'open /host/path/[REDACTED] failed', code: 'ENOENT' },
+      ],
+    });
+    expect(without).not.toHaveProperty('causes');
+    expect(log.read()).not.toContain(BEARER);
+  });
+
+  it('a tool failure is logged with its error and causes, the tool name from the table only', () => {
+    registerSecret(API_KEY);
+    const log = freshLog();
+    const err = new Error(`query failed at /srv/secret/${API_KEY}`, { cause: new RangeError('inner cause') });
+    logToolFailure({ runId: 'r-1', leaseId: 'l-1', tool: 'grep', error: err });
+    logToolFailure({ runId: 'r-1', tool: `bad name ${CANARY}`, error: 'thrown string' });
+    const [first, second] = log.lines();
+    expect(first).toMatchObject({
+      event: 'tool:failed',
+      level: 50,
+      runId: 'r-1',
+      leaseId: 'l-1',
+      tool: 'grep',
+      error: { name: 'Error', message: 'query failed at /srv/secret/[REDACTED]', stack: expect.stringContaining('logger.test.ts') },
+      causes: [{ name: 'RangeError', message: 'inner cause' }],
+    });
+    expect(second).toMatchObject({ event: 'tool:failed', error: { name: 'string', message: 'thrown string' }, causes: [] });
+    expect(second).not.toHaveProperty('tool');
+    expect(log.read()).not.toContain(CANARY);
+    expect(log.read()).not.toContain(API_KEY);
   });
 
   it('an unwritable home never fails the caller', () => {

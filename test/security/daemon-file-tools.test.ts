@@ -11,7 +11,7 @@
  * released by an open, the jail itself is refused the unreadable file).
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -23,7 +23,6 @@ import { readTool } from '../../src/lib/tools/read.js';
 import { writeTool } from '../../src/lib/tools/write.js';
 import { parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
-import { tempDir } from '../helpers/temp.js';
 import { toolContext } from '../helpers/tool-context.js';
 
 const isRoot = process.getuid?.() === 0;

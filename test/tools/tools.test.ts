@@ -1,15 +1,15 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { linkSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { CapCallError } from '../../src/lib/capsocket/protocol.js';
 import type { ToolContext } from '../../src/lib/tools/context.js';
 import { globToRegExpSource, grepTool, grepWorkerPeak, MAX_GREP_WORKERS } from '../../src/lib/tools/grep.js';
 import { readTool } from '../../src/lib/tools/read.js';
 import { writeTool } from '../../src/lib/tools/write.js';
 import { splitConfined } from '../../src/lib/confine/index.js';
-import { tempDir } from '../helpers/temp.js';
 import { toolContext } from '../helpers/tool-context.js';
 
 const context = (): ToolContext & { outside: string } => toolContext(1000);
@@ -203,6 +203,64 @@ describe('grep', () => {
     expect(re.test('x/y/z.txt')).toBe(true);
     expect(re.test('x/y/z.js')).toBe(false);
     expect(new RegExp(globToRegExpSource('*.md')).test('x/a.md')).toBe(false);
+  });
+
+  const globMatches = (glob: string, path: string): boolean => new RegExp(globToRegExpSource(glob)).test(path);
+
+  it('globs keep their earlier meaning: * and ? stay in one segment and match dot files, **/ spans zero or more', () => {
+    expect(globMatches('*', '.hidden')).toBe(true);
+    expect(globMatches('**/*.md', '.git/notes.md')).toBe(true);
+    expect(globMatches('docs/**/*.md', 'docs/a.md')).toBe(true);
+    expect(globMatches('docs/**/*.md', 'docs/x/y/a.md')).toBe(true);
+    expect(globMatches('a?c', 'abc')).toBe(true);
+    expect(globMatches('a?c', 'a/c')).toBe(false);
+    expect(globMatches('a*c', 'ab/c')).toBe(false);
+    expect(globMatches('a.md', 'axmd')).toBe(false);
+    // Characters that mean something to a regex or an extglob stay literal.
+    for (const name of ['a(b', 'a)b', 'file (1).md', 'a+b.md', 'a|b.md', 'a$b.md', 'a^b.md', '!x.md']) expect(globMatches(name, name)).toBe(true);
+    expect(globMatches('file (1).md', 'file 1.md')).toBe(false);
+  });
+
+  it('globs have [...] classes: sets, ranges, negation and POSIX classes, never across a /', () => {
+    expect(globMatches('*.[jt]s', 'x.ts')).toBe(true);
+    expect(globMatches('*.[jt]s', 'x.js')).toBe(true);
+    expect(globMatches('*.[jt]s', 'x.cs')).toBe(false);
+    expect(globMatches('[a-c]/x', 'b/x')).toBe(true);
+    expect(globMatches('[a-c]/x', 'd/x')).toBe(false);
+    expect(globMatches('[!ab].md', 'c.md')).toBe(true);
+    expect(globMatches('[!ab].md', 'a.md')).toBe(false);
+    expect(globMatches('[^ab].md', 'b.md')).toBe(false);
+    expect(globMatches('[!a]', '/')).toBe(false);
+    expect(globMatches('[[:digit:]].md', '7.md')).toBe(true);
+    expect(globMatches('[[:digit:]].md', 'x.md')).toBe(false);
+  });
+
+  it('globs have nested braces and empty alternatives', () => {
+    const re = '**/*.{m{d,dx},txt}';
+    expect(globMatches(re, 'a/b.md')).toBe(true);
+    expect(globMatches(re, 'a/b.mdx')).toBe(true);
+    expect(globMatches(re, 'b.txt')).toBe(true);
+    expect(globMatches(re, 'a/b.m')).toBe(false);
+    expect(globMatches(re, 'a/b.mdxx')).toBe(false);
+    expect(globMatches('{src,test/{unit,e2e}}/*.ts', 'test/e2e/a.ts')).toBe(true);
+    expect(globMatches('{src,test/{unit,e2e}}/*.ts', 'test/other/a.ts')).toBe(false);
+    expect(globMatches('a{,.b}', 'a')).toBe(true);
+    expect(globMatches('a{,.b}', 'a.b')).toBe(true);
+  });
+
+  it('refuses an unbalanced glob clearly', async () => {
+    for (const glob of ['{a,b', '*.[jt', 'a]b']) {
+      expect(() => globToRegExpSource(glob), glob).toThrow(CapCallError);
+      expect(() => globToRegExpSource(glob), glob).toThrow(/invalid glob/);
+    }
+    await expect(grepTool(context(), { pattern: 'x', glob: '{a,b' })).rejects.toMatchObject({ code: 'invalid_params' });
+  });
+
+  it('greps only the files a class glob selects', async () => {
+    const ctx = context();
+    for (const name of ['a.ts', 'b.js', 'c.cs']) writeFileSync(join(ctx.workspaceReal, name), `TODO ${name}\n`);
+    const found = (await grepTool(ctx, { pattern: 'TODO', glob: '*.[jt]s' })) as { matches: { path: string }[] };
+    expect(found.matches.map((m) => m.path).sort()).toEqual(['a.ts', 'b.js']);
   });
 });
 

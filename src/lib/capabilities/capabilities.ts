@@ -11,10 +11,6 @@ import type { AutonomyProfile } from '../config/schema.js';
 export const CAPABILITIES = ['orch:read', 'orch:web', 'orch:write', 'orch:message', 'orch:mcp'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
-export function isCapability(value: string): value is Capability {
-  return (CAPABILITIES as readonly string[]).includes(value);
-}
-
 /** The floor capabilities of every autonomy-bearing profile (seed 000). */
 export const FLOOR_CAPABILITIES: readonly Capability[] = ['orch:read', 'orch:web', 'orch:write', 'orch:message', 'orch:mcp'];
 

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import { registerSecret } from '../obs/output-guard.js';
+import { registerSecret } from '../redact/output-guard.js';
 import { intersectCapabilities, type Capability } from './capabilities.js';
 
 export interface Lease {

@@ -12,7 +12,7 @@ import { z } from 'zod';
 
 import { TOOL_TABLE, type ToolEntry } from './tool-table.js';
 
-export { findToolEntry, isControlPlaneTool, TOOL_TABLE } from './tool-table.js';
+export { isControlPlaneTool } from './tool-table.js';
 
 /** A table entry with the zod schemas of its params and result. */
 export interface ToolSpec extends ToolEntry {

@@ -15,7 +15,7 @@ import type { Document, LineCounter, Node } from 'yaml';
 import type { z } from 'zod';
 
 import { ComisError } from '../errors.js';
-import { registerSecret } from '../obs/output-guard.js';
+import { registerSecret } from '../redact/output-guard.js';
 import { comisHome, configPath, workspacesDir } from './paths.js';
 import { defaultAgentConfig, defaultConfig } from './defaults.js';
 import type { AgentConfig, ComisConfig } from './schema.js';

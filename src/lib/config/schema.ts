@@ -225,9 +225,5 @@ export const configSchema = z
 
 export type ComisConfig = z.infer<typeof configSchema>;
 export type AgentConfig = z.infer<typeof agentSchema>;
-export type AutonomyConfig = z.infer<typeof autonomySchema>;
 export type JailLimits = z.infer<typeof jailLimitsSchema>;
 export type AutonomyProfile = (typeof AUTONOMY_PROFILES)[number];
-
-/** Keys whose values are secrets: never echoed, in errors or elsewhere (model.apiKey is refused, but its value stays unechoed). */
-export const SECRET_KEYS = new Set(['apiKey']);

@@ -14,11 +14,11 @@
  *   then moved into the child's own workspace; the coordinator keeps only a
  *   bounded head and tail of it in memory.
  */
-import { chmodSync, closeSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
-import { intersectCapabilities, PROFILE_CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
+import { intersectCapabilities, PROFILE_CAPABILITIES } from '../capabilities/capabilities.js';
 import { newId } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { workspacesDir } from '../config/paths.js';
@@ -120,9 +120,14 @@ function headOf(path: string, max: number): string {
 /**
  * Moves the child's full stdout into `<child workspace>/comis-results/`.
  * The workspace is jail-writable, so the directory is checked to be a real
- * directory (never a planted symlink) before the move.
+ * directory (never a planted symlink) before the move, and the names we
+ * write in it are cleared first: the child can learn its run id (its mounts
+ * show it) and plant `<runId>.stdout` or `<runId>.results` as a link out of
+ * the workspace, which a cross-device copy (workspace on another
+ * filesystem) would otherwise follow as root. The child's jail has ended
+ * by now, so nothing races the clearing; the copy is exclusive anyway.
  */
-function materializeChildOutput(teePath: string, keptResults: string, workspace: string, runId: string, home: string, agentId: string): ResultRefInfo & { path: string } {
+export function materializeChildOutput(teePath: string, keptResults: string, workspace: string, runId: string, home: string, agentId: string): ResultRefInfo & { path: string } {
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
   const wsReal = realpathSync(workspace);
   const dir = join(wsReal, RESULTS_DIR_NAME);
@@ -136,16 +141,19 @@ function materializeChildOutput(teePath: string, keptResults: string, workspace:
   if (!lstatSync(dir).isDirectory()) throw new ComisError('IO_ERROR', `The results directory of ${agentId} is not a directory.`);
   const name = `${runId}.stdout`;
   const target = join(dir, name);
+  const resultsTarget = join(dir, `${runId}.results`);
+  // rm removes a planted link itself, never what it points to.
+  rmSync(target, { recursive: true, force: true });
+  rmSync(resultsTarget, { recursive: true, force: true });
   try {
     renameSync(teePath, target);
   } catch {
-    copyFileSync(teePath, target);
+    copyFileSync(teePath, target, fsConstants.COPYFILE_EXCL);
     rmSync(teePath, { force: true });
   }
   chmodSync(target, 0o644);
   // The child's ResultRefs and writes, kept by the runner, sit beside its stdout.
   if (existsSync(keptResults)) {
-    const resultsTarget = join(dir, `${runId}.results`);
     try {
       renameSync(keptResults, resultsTarget);
     } catch {
@@ -363,4 +371,3 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   };
 }
 
-export type { Capability };

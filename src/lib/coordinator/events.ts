@@ -11,7 +11,6 @@ import type { FailureClass } from '../store/runs.js';
 
 export const CHILD_STATES = ['queued', 'running', 'done', 'failed', 'timed_out', 'skipped', 'cancelled'] as const;
 export type ChildState = (typeof CHILD_STATES)[number];
-export const TERMINAL_STATES: ReadonlySet<ChildState> = new Set(['done', 'failed', 'timed_out', 'skipped', 'cancelled']);
 
 export interface PlannedChild {
   childId: string;
@@ -83,4 +82,3 @@ export type CoordinatorEvent =
       timestamp: number;
     };
 
-export type CoordinatorEventType = CoordinatorEvent['type'];

@@ -40,8 +40,6 @@ export const planSchema = z
   })
   .describe('A comis run plan.');
 
-export type PlanChildInput = z.infer<typeof childSchema>;
-
 export interface PlanChild {
   id: string;
   language: ScriptLanguage;

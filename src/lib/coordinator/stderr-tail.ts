@@ -12,7 +12,6 @@ export const CHILD_STDERR_TAIL_CHARS = 2_000;
 const NAMED: Record<string, string> = { '\r': '\\r', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\0': '\\0' };
 
 // C0 (but \t \n), DEL, C1, and the bidi embeddings/overrides/isolates and marks.
-// eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 
 export function escapeForTerminal(text: string): string {

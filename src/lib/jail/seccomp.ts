@@ -229,11 +229,6 @@ export function hostSeccompArch(): SeccompArch | undefined {
 /** The filter as symbolic instructions (exported for tests and for `jail probe --verbose` style inspection). */
 export function seccompProgram(arch: SeccompArch, opts: SeccompOptions = {}): Instruction[] {
   const omit = new Set(opts.omit ?? []);
-  const nr = (name: SyscallName): number => {
-    const n = syscallNumber(name, arch);
-    if (n === undefined) throw new Error(`${name} does not exist on ${arch}`);
-    return n;
-  };
   /** Dispatch `name` to `label` when it exists on this architecture (chmod, open, creat, mknod are x86_64 only). */
   const dispatch = (name: SyscallName, label: string): Instruction[] => {
     const n = syscallNumber(name, arch);

@@ -24,9 +24,10 @@ import { watchQuota } from './quota.js';
 import type { SeccompArch } from './seccomp.js';
 import type { JailExit, JailRequest, JailedProcess } from './types.js';
 
-export { detectSandboxProvider, resetSandboxProviderCache, DEFAULT_JAIL_LIMITS } from './provider.js';
-export { resolveInterpreter, resolveJq } from './interpreters.js';
-export { prepareWritableDir, screenBindSource } from './mounts.js';
+export { detectSandboxProvider, DEFAULT_JAIL_LIMITS } from './provider.js';
+export { resolveInterpreter } from './interpreters.js';
+export { prepareWritableDir } from './mounts.js';
+/** @public resultref's DuckDB spawner takes this whole module as its QueryJailApi (spawn-query-process.ts). */
 export { deriveJailUid } from './host.js';
 export type * from './types.js';
 

@@ -17,7 +17,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
 import type { McpServerConfig } from '../config/mcp-schema.js';
-import { registerSecret } from '../obs/output-guard.js';
+import { registerSecret } from '../redact/output-guard.js';
 import { resolveSourceProfile, type SourceProfile } from '../policy/source-profiles.js';
 import type { ReapedStdioTransport } from './stdio-transport.js';
 

@@ -9,7 +9,7 @@
  * without its credentials or query, and every string passes the output guard.
  */
 import type { McpServerConfig } from '../config/mcp-schema.js';
-import { redactSecrets } from '../obs/output-guard.js';
+import { redactSecrets } from '../redact/output-guard.js';
 import { sanitizeUntrustedText } from '../untrusted/envelope.js';
 import { allowsTool, parseAllowlist } from './allowlist.js';
 

@@ -39,7 +39,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import { getLogger } from '../obs/logger.js';
-import { redactSecrets, redactValue } from '../obs/output-guard.js';
+import { redactSecrets, redactValue } from '../redact/output-guard.js';
 import { runAndRecord } from '../orchestrate/execute.js';
 import type { OrchestrateResult } from '../orchestrate/runner.js';
 import { ORCHESTRATE_INPUT_SCHEMA, parseOrchestrateArgs, type OrchestrateToolArgs } from './serve-arguments.js';

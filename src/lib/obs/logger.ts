@@ -27,7 +27,8 @@ import { join } from 'node:path';
 import type { Logger, LoggerOptions } from 'pino';
 
 import { comisHome, logsDir } from '../config/paths.js';
-import { redactSecrets, redactValue } from './output-guard.js';
+import { causeChain, type ErrorLink } from '../errors.js';
+import { redactSecrets, redactValue } from '../redact/output-guard.js';
 
 export type { Logger } from 'pino';
 
@@ -297,16 +298,53 @@ export function logCommandStart(commandId: string, flagNames: readonly string[] 
   getLogger().debug({ event: 'command:start', command: name(commandId.replaceAll(' ', ':')) ?? '<invalid>', flags: flagNames.filter((f) => NAME.test(f)).sort() }, 'command started');
 }
 
-/** Logs how a command ended: debug on success, error with the error code and (redacted) message on failure. */
-export function logCommandEnd(commandId: string, outcome: { exitCode: number; durationMs?: number; error?: { code: string; message: string } }): void {
+/**
+ * The cause chain of an error as logged: each link's type, message, code and
+ * stack (redacted again by the logger's hooks), outermost first, bounded.
+ */
+function causesForLog(err: unknown): ErrorLink[] {
+  return causeChain(err).map((link) => ({ ...link, message: link.message.slice(0, 500), ...(link.stack ? { stack: link.stack.slice(0, 4000) } : {}) }));
+}
+
+/**
+ * Logs how a command ended: debug on success, error with the error code and
+ * (redacted) message on failure, and the cause chain of `error.cause` (the
+ * caller passes it for a bug only: other errors can echo what the user typed).
+ */
+export function logCommandEnd(commandId: string, outcome: { exitCode: number; durationMs?: number; error?: { code: string; message: string; cause?: unknown } }): void {
   const command = name(commandId.replaceAll(' ', ':')) ?? '<invalid>';
   if (outcome.error) {
     if (!isLogLevelEnabled('error')) return;
-    getLogger().error({ event: 'command:error', command, exitCode: outcome.exitCode, durationMs: num(outcome.durationMs), code: name(outcome.error.code), message: outcome.error.message.slice(0, 500) }, 'command failed');
+    const causes = outcome.error.cause === undefined ? [] : causesForLog(outcome.error.cause);
+    getLogger().error(
+      compact({ event: 'command:error', command, exitCode: outcome.exitCode, durationMs: num(outcome.durationMs), code: name(outcome.error.code), message: outcome.error.message.slice(0, 500), causes: causes.length > 0 ? causes : undefined }),
+      'command failed',
+    );
     return;
   }
   if (!isLogLevelEnabled('debug')) return;
   getLogger().debug({ event: 'command:end', command, exitCode: outcome.exitCode, durationMs: num(outcome.durationMs) }, 'command ended');
+}
+
+/**
+ * Logs a tool call that failed daemon-side with something other than a tool
+ * error (a bug or a host fault), which the script sees only as the socket's
+ * generic `internal`: here, and only here, the thrown error's type, code,
+ * message, stack and cause chain are kept, for whoever debugs the host. The
+ * tool name is the table's, never script text; the line passes the output
+ * guard like every other.
+ */
+export function logToolFailure(failure: { runId: string; leaseId?: string; tool: string; error: unknown }): void {
+  if (!isLogLevelEnabled('error')) return;
+  const err = failure.error;
+  const head: ErrorLink = err instanceof Error ? { name: err.name, message: err.message.slice(0, 500) } : { name: typeof err, message: String(err).slice(0, 500) };
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' || typeof code === 'number') head.code = code;
+  if (err instanceof Error && err.stack) head.stack = err.stack.slice(0, 4000);
+  getLogger().error(
+    compact({ event: 'tool:failed', runId: id(failure.runId), leaseId: id(failure.leaseId), tool: name(failure.tool), error: head, causes: causesForLog(err) }),
+    'tool failed daemon-side',
+  );
 }
 
 /**

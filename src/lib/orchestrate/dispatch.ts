@@ -52,6 +52,12 @@ export interface DispatchOptions {
   mcp?: McpGateSurface;
   /** Called for a request whose bearer is not a live lease on this socket (content-free). */
   onUnauthenticated?: () => void;
+  /**
+   * Called with a tool's failure that is not a tool error (a bug, a host
+   * fault): the socket answers the script only its generic `internal`, so
+   * this is where the error and its cause chain are kept (the runner logs them).
+   */
+  onInternalError?: (tool: string, err: unknown) => void;
 }
 
 /**
@@ -141,6 +147,7 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
       if (err instanceof ConfineError) throw new CapCallError(err.code, err.message);
       // A tool's own operator-policy refusal (web_fetch's denyHosts/allowHosts) is a deny too: audited, content-free.
       if (err instanceof CapCallError && (err as { auditReason?: unknown }).auditReason === 'host_denied') audit(spec.capability, 'deny', 'host_denied');
+      if (!(err instanceof CapCallError)) options.onInternalError?.(spec.name, err);
       throw err;
     }
   };

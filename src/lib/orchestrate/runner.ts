@@ -22,9 +22,9 @@ import { CapCallError } from '../capsocket/protocol.js';
 import { listenCapSocket, type CapSocket } from '../capsocket/server.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
-import { logRunEvent } from '../obs/logger.js';
+import { logRunEvent, logToolFailure } from '../obs/logger.js';
 import { agentSurface, assertGetsOrchestrate, describeDrop } from '../policy/surface.js';
-import { redactSecrets } from '../obs/output-guard.js';
+import { redactSecrets } from '../redact/output-guard.js';
 import type { SliceQueryRunner } from '../resultref/duckdb/run-slice-query.js';
 import { createResultStore, estimateSavings, liveRef } from '../resultref/materialize.js';
 import { foldToolCalls, type AuditRow, type FailureClass, type RefusalReason, type RefusalRecord, type RunRecord, type ToolCallTally } from '../store/runs.js';
@@ -388,6 +388,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           audit.push({ leaseId: event.leaseId, runId: event.runId, tool: event.tool, capability: event.capability, decision: event.decision, reason: event.reason, at: event.at });
           emit(event);
         },
+        onInternalError: (tool, err) => logToolFailure({ runId, leaseId: lease.leaseId, tool, error: err }),
       }),
     });
     // sockDir stays ours: the jail uid reaches the socket through the mount stage, never the directory.

@@ -12,7 +12,7 @@
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, resolve as resolvePath, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 
 import type { ResolvedAgent } from '../config/load.js';
 import { configPath, storePath, workspacesDir } from '../config/paths.js';

@@ -36,8 +36,6 @@ export const TOOL_POLICY_PROFILES: Readonly<Record<string, readonly string[] | '
   'heartbeat-minimal': ['message', 'memory_store', 'memory_search', 'discover'],
 };
 
-export const TOOL_POLICY_PROFILE_NAMES = Object.keys(TOOL_POLICY_PROFILES);
-
 /**
  * Groups usable in allow and deny. The seeds name the groups but not their
  * members; these are the members over the tool names comis uses (and the

@@ -70,6 +70,7 @@ export function normalizeNfkc(text: string): string {
 }
 
 /** The seed's list: ZWJ, ZWNJ, ZWSP, soft hyphen, LRM, RLM and the tag block. */
+// eslint-disable-next-line no-misleading-character-class -- a set of single invisible code points (ZWJ among them), never a joined sequence
 const SEED_INVISIBLES = /[\u200B\u200C\u200D\u00AD\u200E\u200F]|[\u{E0000}-\u{E007F}]/gu;
 const TAG_BLOCK = /[\u{E0000}-\u{E007F}]/u;
 

@@ -11,6 +11,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
+import picomatch from 'picomatch';
+
 import { CapCallError } from '../capsocket/protocol.js';
 import { splitConfined } from '../confine/index.js';
 import { maybeMaterializeValue } from '../resultref/materialize.js';
@@ -39,35 +41,32 @@ export const DEFAULT_GREP_LIMITS: GrepLimits = {
   maxTotalBytes: 256 * 1024 * 1024,
 };
 
-/** Converts a glob (`*`, `**`, `?`, `{a,b}`) to an anchored regular expression source. */
+/**
+ * picomatch's options for a workspace glob. `dot`: `*` matches dot files, as
+ * it always did here (the workspace is the script's own tree, nothing is
+ * hidden from it). `posix`: `[!a]` and `[[:alpha:]]` classes. `strictBrackets`:
+ * an unbalanced `{`, `[` or `(` is a clear invalid_params, not a silent literal.
+ * `noextglob`/`nonegate`: `@(x)` and a leading `!` stay literal characters,
+ * as before. `windows: false`: paths are always `/`-separated here.
+ */
+const GLOB_OPTIONS = { dot: true, posix: true, strictBrackets: true, noextglob: true, nonegate: true, windows: false } as const;
+
+/**
+ * Compiles a glob (`*`, `**`, `?`, `[...]` classes, nested `{a,{b,c}}`) to an
+ * anchored regular expression source, matched against `/`-separated paths
+ * relative to the workspace. The source crosses to the grep worker as a
+ * string (a RegExp does not survive structured clone); these options never
+ * set regex flags.
+ */
 export function globToRegExpSource(glob: string): string {
-  let out = '';
-  let i = 0;
-  let inBraces = false;
-  while (i < glob.length) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      i += 2;
-      if (glob[i] === '/') {
-        i++;
-        out += '(?:.*/)?';
-      } else out += '.*';
-      continue;
-    }
-    if (c === '*') out += '[^/]*';
-    else if (c === '?') out += '[^/]';
-    else if (c === '{' && !inBraces) {
-      inBraces = true;
-      out += '(?:';
-    } else if (c === '}' && inBraces) {
-      inBraces = false;
-      out += ')';
-    } else if (c === ',' && inBraces) out += '|';
-    else out += c.replace(/[.+^$()|[\]\\]/g, '\\$&');
-    i++;
+  // Without extglobs picomatch leaves parentheses as regex groups: escape
+  // them so `file (1).md` is matched literally, as it always was.
+  const literalParens = glob.replace(/\\.|[()]/g, (m) => (m.length === 2 ? m : `\\${m}`));
+  try {
+    return picomatch.makeRe(literalParens, GLOB_OPTIONS).source;
+  } catch (err) {
+    throw new CapCallError('invalid_params', `invalid glob: ${(err as Error).message}`);
   }
-  if (inBraces) throw new CapCallError('invalid_params', 'glob has an unclosed "{"');
-  return `^${out}$`;
 }
 
 /** Grep workers running at once in this process: more wait their turn (each may hold a file of maxFileBytes and a regex's heap). */

@@ -96,7 +96,7 @@ function quoteOrigin(origin: string): string {
 }
 
 function safeSource(source: string): string {
-  return source.replace(/[^A-Za-z0-9_.:\-]/g, '_').slice(0, 200);
+  return source.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 200);
 }
 
 /** Step 2: the sanitized text in the fixed envelope. */

@@ -10,7 +10,7 @@
  * that does not search, loads it.
  */
 import { CapCallError } from '../../capsocket/protocol.js';
-import { redactSecrets } from '../../obs/output-guard.js';
+import { redactSecrets } from '../../redact/output-guard.js';
 import type { SearchRequest } from './provider.js';
 
 export interface BoundedFetchOptions {

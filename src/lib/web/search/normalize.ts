@@ -9,7 +9,7 @@
  * cannot carry it into the jail); and the whole is bounded by the
  * `web_search` source profile's maxChars, cutting the last snippet to fit.
  */
-import { redactSecrets } from '../../obs/output-guard.js';
+import { redactSecrets } from '../../redact/output-guard.js';
 import { sanitizeUntrustedText } from '../../untrusted/envelope.js';
 import type { RawHit } from './provider.js';
 

@@ -12,7 +12,7 @@
  */
 import { CapCallError } from '../../capsocket/protocol.js';
 import type { ResolvedAgent } from '../../config/load.js';
-import { registerSecret } from '../../obs/output-guard.js';
+import { registerSecret } from '../../redact/output-guard.js';
 import { resolveSourceProfile } from '../../policy/source-profiles.js';
 import { maybeMaterializeValue } from '../../resultref/materialize.js';
 import type { ToolContext } from '../../tools/context.js';

@@ -6,6 +6,10 @@
  *
  * Security property: a registered secret never leaves the process in clear,
  * whatever code path formats it, as long as that path goes through the guard.
+ *
+ * A leaf on purpose: it imports nothing, so config (API keys), capabilities
+ * (bearers), obs (the logger) and the CLI all register and redact here
+ * without one layer reaching up into another.
  */
 const secrets = new Set<string>();
 
