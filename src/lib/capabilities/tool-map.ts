@@ -242,3 +242,28 @@ export function findTool(name: string): ToolSpec | undefined {
 
 /** Names with schemas, for the test that table and schemas cover the same tools. */
 export const SCHEMA_NAMES = Object.keys(SCHEMAS);
+
+/**
+ * A params/result schema as JSON Schema, the one conversion the SDK emitter
+ * (describe(name) in the jail) and `comis mcp serve`'s describe_tools use, so
+ * both show the same schemas.
+ */
+export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return stripIntBounds(json) as Record<string, unknown>;
+}
+
+/** zod writes ±MAX_SAFE_INTEGER bounds on every int: noise for a reader. */
+function stripIntBounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripIntBounds);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) === Number.MAX_SAFE_INTEGER) continue;
+      out[k] = stripIntBounds(v);
+    }
+    return out;
+  }
+  return value;
+}

@@ -6,10 +6,9 @@
  * same surface the socket, the pre-flight and the mounted SDK enforce, so the
  * client is never offered a tool a script would be refused.
  */
-import { z } from 'zod';
 
 import { PROFILE_CAPABILITIES } from '../capabilities/capabilities.js';
-import { TOOL_MAP } from '../capabilities/tool-map.js';
+import { TOOL_MAP, toolJsonSchema } from '../capabilities/tool-map.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { agentSurface, describeDrop, MCP_SURFACE_TOOL } from '../policy/surface.js';
 
@@ -55,26 +54,8 @@ function describeMcp(agent: ResolvedAgent, dropped: ReturnType<typeof agentSurfa
   return out;
 }
 
-// The same conversion as the SDK emitter's (src/lib/sdk/emit.ts), so the schemas match describe(name) in the jail.
-function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return stripIntBounds(json) as Record<string, unknown>;
-}
-
-/** zod writes ±MAX_SAFE_INTEGER bounds on every int: noise for a reader. */
-function stripIntBounds(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripIntBounds);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) === Number.MAX_SAFE_INTEGER) continue;
-      out[k] = stripIntBounds(v);
-    }
-    return out;
-  }
-  return value;
-}
+// The same conversion as the SDK emitter's, so the schemas match describe(name) in the jail.
+const toJsonSchema = toolJsonSchema;
 
 /** The `describe_tools` answer for `agent`. */
 export function describeAgentTools(agent: ResolvedAgent): ToolsDescription {

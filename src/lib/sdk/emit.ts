@@ -19,9 +19,9 @@
 import { readFileSync } from 'node:fs';
 
 import { createRequire } from 'node:module';
-import { z } from 'zod';
+import type { z } from 'zod';
 
-import { TOOL_MAP, type ToolSpec } from '../capabilities/tool-map.js';
+import { TOOL_MAP, toolJsonSchema, type ToolSpec } from '../capabilities/tool-map.js';
 import { JQ_FORBIDDEN_SOURCE } from '../resultref/slice-policy.js';
 import { schemaToTs, type JsonSchema } from './json-schema-to-ts.js';
 
@@ -41,23 +41,7 @@ interface ToolModel {
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema & { $schema?: string };
-  delete json.$schema;
-  return stripIntBounds(json) as JsonSchema;
-}
-
-/** zod writes ±MAX_SAFE_INTEGER bounds on every int; they are noise in an SDK. */
-function stripIntBounds(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripIntBounds);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) === Number.MAX_SAFE_INTEGER) continue;
-      out[k] = stripIntBounds(v);
-    }
-    return out;
-  }
-  return value;
+  return toolJsonSchema(schema, io) as JsonSchema;
 }
 
 function pascal(name: string): string {
