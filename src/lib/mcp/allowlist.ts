@@ -8,7 +8,7 @@
  * server's own tool list; nothing here builds a command line, a path or a
  * property lookup on an object from it.
  */
-import { MCP_CONFUSABLE_NAMES, MCP_SERVER_NAME_PATTERN, MCP_TOOL_NAME_PATTERN } from '../config/mcp-schema.js';
+import { MCP_CONFUSABLE_NAMES, MCP_SERVER_NAME_PATTERN, MCP_TOOL_NAME_PATTERN } from '../config/mcp-names.js';
 
 export interface McpAllowlist {
   /** server → '*' (every tool) or the set of tool names allowed. */
