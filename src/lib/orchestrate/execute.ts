@@ -5,11 +5,8 @@
  * `comis mcp serve` both run scripts through {@link runAndRecord}: there is
  * one run path, whatever the caller speaks.
  */
-import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
-import type { Footprint } from './preflight.js';
-import type { OrchestrateOutcome } from './runner.js';
-import type { ScriptLanguage } from './transpile.js';
+import type { OrchestrateOptions, OrchestrateOutcome } from './runner.js';
 
 /** The smallest timeout a run may have; 0 (and only 0) below it means "the configured default". */
 export const MIN_TIMEOUT_MS = 100;
@@ -36,22 +33,13 @@ export function newSessionKey(): string {
   return `s-${Date.now().toString(36)}-${Math.random().toString(16).slice(2, 8)}`;
 }
 
-export interface RecordedRunOptions {
-  source: string;
-  displayName: string;
-  language: ScriptLanguage;
-  agent: ResolvedAgent;
-  home: string;
-  sessionKey: string;
+/** What a front end passes: the runner's own options (same names, same meaning), a resolved timeout and a warning sink. */
+export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'signal' | 'mark'> & {
   /** Already resolved by {@link resolveRequestedTimeout} (undefined: the agent's default). */
   timeoutMs?: number | undefined;
-  approve?: (footprint: Footprint) => Promise<boolean>;
-  /** Aborting it kills the jailed process; the run still ends, is cleaned up and is recorded. */
-  signal?: AbortSignal;
-  mark?: (phase: string) => void;
   /** A store problem costs the record, never the output: it is reported here. */
   onWarning: (message: string) => void;
-}
+};
 
 /**
  * Runs one script and records it. The store opens once the jail is spawned; a run
