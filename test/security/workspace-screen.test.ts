@@ -192,13 +192,16 @@ for (const target of [${JSON.stringify(join(ro, 'new.txt'))}, ${JSON.stringify(j
     expect(readFileSync(join(ro, 'data.txt'), 'utf8')).toBe('reference content\n');
   });
 
-  it('/root/.ssh, $COMIS_HOME, /etc and a missing path are refused, naming the key; nothing runs', () => {
+  it('/root/.ssh, $COMIS_HOME, /etc, trees under /usr and /lib and a missing path are refused, naming the key; nothing runs', () => {
     const h = makeHome();
     const script = h.script('marker.cjs', `console.log('${MARKER}')`);
     const cases: [string, RegExp][] = [
       ['/root/.ssh', /root's home/],
       [h.home, /\$COMIS_HOME/],
       ['/etc/ssl', /\/etc/],
+      // The jail builds its own /usr and /lib: an entry under them is refused here, naming the key, not at spawn.
+      ['/usr/share', /jail's own \/usr/],
+      ['/lib/x86_64-linux-gnu', /jail's own \/lib/],
       [join(tempDir(), 'absent'), /does not exist/],
     ];
     for (const [p, why] of cases) {

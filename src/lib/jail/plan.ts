@@ -50,7 +50,7 @@ const MIB = 1024 * 1024;
 const NOFILE = 4096;
 
 /** Paths the caller's mounts may not cover: the system base lives there. */
-const RESERVED_TARGETS = ['/proc', '/dev', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+export const RESERVED_TARGETS = ['/proc', '/dev', '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** Top-level host entries mirrored into the jail (as the same symlink, or read-only when they are real dirs). */
 const USR_SIBLINGS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 

@@ -18,6 +18,7 @@ import type { ResolvedAgent } from '../config/load.js';
 import { configPath, storePath, workspacesDir } from '../config/paths.js';
 import { ComisError } from '../errors.js';
 import { inside, prepareWritableDir, realOr, screenBindSource } from '../jail/mounts.js';
+import { RESERVED_TARGETS } from '../jail/plan.js';
 import type { JailMount } from '../jail/types.js';
 import { DEFAULT_HOST_ID_SOURCES, DEFAULT_JAIL_UID_RANGE, fnv1a, jailUidPolicy, type HostIdSources } from '../jail/uid-registry.js';
 
@@ -177,7 +178,8 @@ function lexicalIsLink(path: string): boolean {
 
 /** Paths the jail builds itself: a user bind may neither be one of them, nor hold one, nor (for some) lie inside one. */
 const JAIL_OWN_TARGETS = ['/', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/proc', '/dev', '/dev/shm', '/tmp', '/run', '/workspace'];
-const JAIL_SEALED_TREES = ['/workspace', '/run', '/proc', '/dev', '/etc'];
+/** Inside these nothing may be bound: the jail's own trees, and every tree of its system base (the jail refuses those targets itself). */
+const JAIL_SEALED_TREES = ['/workspace', '/run', ...RESERVED_TARGETS];
 
 /**
  * `execSandbox.readOnlyAllowPaths` as jail mounts: each entry passes
@@ -203,7 +205,7 @@ export function readOnlyAllowMounts(paths: readonly string[], context: Workspace
     const clash = JAIL_OWN_TARGETS.find((t) => t === target || inside(t, target)) ?? JAIL_SEALED_TREES.find((t) => inside(target, t));
     if (clash) {
       throw new ComisError('CONFIG_INVALID', `${key}: ${p} would be bound over the jail's own ${clash}.`, {
-        hint: 'Nothing was run. Entries are bound read-only at the same path inside the jail; use a path outside /tmp, /workspace, /run, /etc, /proc and /dev.',
+        hint: `Nothing was run. Entries are bound read-only at the same path inside the jail; use a path outside /tmp and ${JAIL_SEALED_TREES.join(', ')}.`,
         details: { agentId: ctx.agentId, key, path: p },
       });
     }
