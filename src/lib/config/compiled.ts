@@ -15,12 +15,13 @@
  * and whoever could write it could write config.yaml too.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { comisVersion } from '../version.js';
 import type { ComisConfig } from './schema.js';
+import { readPrivateFile, writePrivateFileAtomic } from '../private-file.js';
 
 const ENTRY_VERSION = 1;
 
@@ -76,7 +77,7 @@ interface Entry {
 export function readCompiledConfig(cacheFile: string, file: string, text: string, over: Partial<CompiledContext> = {}): ComisConfig | undefined {
   let entry: Entry;
   try {
-    entry = JSON.parse(readFileSync(cacheFile, 'utf8')) as Entry;
+    entry = JSON.parse(readPrivateFile(cacheFile)) as Entry;
   } catch {
     return undefined;
   }
@@ -101,11 +102,7 @@ export function writeCompiledConfig(cacheFile: string, file: string, text: strin
   const json = JSON.stringify(config);
   const entry: Entry = { v: ENTRY_VERSION, comis: ctx.comisVersion, build: ctx.build, file, sourceSha256: sha256(text), configSha256: sha256(json), config: json };
   try {
-    mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 });
-    const temp = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(entry), { mode: 0o600 });
-    chmodSync(temp, 0o600);
-    renameSync(temp, cacheFile);
+    writePrivateFileAtomic(cacheFile, JSON.stringify(entry));
   } catch {
     /* best effort */
   }

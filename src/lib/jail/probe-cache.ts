@@ -12,11 +12,11 @@
  * picked up soon. A report with anything missing or failing is never
  * cached, so a broken machine is always probed afresh.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 import type { ProbeReport } from './probe.js';
 import { currentContext, fileId, hostFacts, type VerdictContext } from './verdict-cache.js';
+import { readPrivateFile, writePrivateFileAtomic } from '../private-file.js';
 
 export const PROBE_CACHE_TTL_MS = 60 * 60 * 1000;
 
@@ -45,7 +45,7 @@ export function cacheableReport(r: ProbeReport): boolean {
 /** The cached report, when every file it rests on (the report's binaries and the jail's helpers, as written) is unchanged. */
 export function readCachedProbe(file: string, over: Partial<VerdictContext> = {}): ProbeReport | undefined {
   try {
-    const entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    const entry = JSON.parse(readPrivateFile(file)) as Entry;
     const ctx = currentContext(over);
     if (entry?.v !== ENTRY_VERSION || typeof entry.at !== 'number' || ctx.now - entry.at > PROBE_CACHE_TTL_MS || entry.at > ctx.now) return undefined;
     if (entry.facts !== hostFacts(ctx) || !entry.report || !cacheableReport(entry.report)) return undefined;
@@ -66,11 +66,7 @@ export function writeCachedProbe(file: string, report: ProbeReport, helpers: rea
   const files: Record<string, string> = {};
   for (const f of [...new Set([...reportFiles(report), ...helpers])].sort()) files[f] = fileId(f);
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify({ v: ENTRY_VERSION, at: ctx.now, facts: hostFacts(ctx), files, report } satisfies Entry), { mode: 0o600 });
-    chmodSync(temp, 0o600);
-    renameSync(temp, file);
+    writePrivateFileAtomic(file, JSON.stringify({ v: ENTRY_VERSION, at: ctx.now, facts: hostFacts(ctx), files, report } satisfies Entry));
   } catch {
     /* best effort */
   }

@@ -9,14 +9,15 @@
  * difference re-runs the smoke test: an upgrade of comis, a swapped or
  * reinstalled bubblewrap or helper, a changed PATH, a new kernel.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { release } from 'node:os';
-import { dirname } from 'node:path';
+
 import { fileURLToPath } from 'node:url';
 
 import { comisVersion } from '../version.js';
 import type { Detection } from './detect.js';
 import { readUsernsFacts } from './userns.js';
+import { readPrivateFile, writePrivateFileAtomic } from '../private-file.js';
 
 /** A verified detection is trusted for this long before the smoke test runs again. */
 export const DETECTION_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -79,7 +80,7 @@ interface Entry {
  */
 export function readCachedDetection(file: string, over: Partial<VerdictContext> = {}): Detection | undefined {
   try {
-    const entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    const entry = JSON.parse(readPrivateFile(file)) as Entry;
     const ctx = currentContext(over);
     if (entry?.v !== ENTRY_VERSION || typeof entry.at !== 'number') return undefined;
     if (ctx.now - entry.at > DETECTION_CACHE_TTL_MS || entry.at > ctx.now) return undefined;
@@ -102,11 +103,7 @@ export function writeCachedDetection(file: string, detection: Detection, over: P
   for (const f of verdictFiles(detection)) files[f] = fileId(f);
   const entry: Entry = { v: ENTRY_VERSION, at: ctx.now, facts: hostFacts(ctx), files, detection };
   try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(entry), { mode: 0o600 });
-    chmodSync(temp, 0o600);
-    renameSync(temp, file);
+    writePrivateFileAtomic(file, JSON.stringify(entry));
   } catch {
     /* a cache that cannot be written only costs the next run a smoke test */
   }

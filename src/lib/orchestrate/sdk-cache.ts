@@ -11,11 +11,12 @@
  * never copied into a jail.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { comisVersion } from '../version.js';
+import { readPrivateFile, writePrivateFileAtomic } from '../private-file.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -48,7 +49,7 @@ export async function sdkForTools(home: string, tools: readonly string[] | undef
   const key = sha256(JSON.stringify({ v: 1, comis: over.comisVersion ?? comisVersion(), build: buildId(), tools: tools ? [...tools].sort() : 'all' }));
   const file = join(home, 'cache', `sdk-${key.slice(0, 16)}.json`);
   try {
-    const entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    const entry = JSON.parse(readPrivateFile(file)) as Entry;
     if (entry.key === key && typeof entry.files === 'string' && entry.sha256 === sha256(entry.files)) {
       const files = JSON.parse(entry.files) as Record<string, unknown>;
       if (Object.values(files).every((v) => typeof v === 'string') && Object.keys(files).length > 0) return new Map(Object.entries(files) as [string, string][]);
@@ -61,11 +62,7 @@ export async function sdkForTools(home: string, tools: readonly string[] | undef
   const emitted = emitSdk('all', tools ? TOOL_MAP.filter((t) => tools.includes(t.name)) : TOOL_MAP);
   const files = JSON.stringify(Object.fromEntries(emitted));
   try {
-    mkdirSync(join(home, 'cache'), { recursive: true, mode: 0o700 });
-    const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify({ key, sha256: sha256(files), files } satisfies Entry), { mode: 0o600 });
-    chmodSync(temp, 0o600);
-    renameSync(temp, file);
+    writePrivateFileAtomic(file, JSON.stringify({ key, sha256: sha256(files), files } satisfies Entry));
   } catch {
     /* best effort: the next run emits again */
   }
