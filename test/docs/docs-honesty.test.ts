@@ -119,7 +119,7 @@ describe('docs describe only what exists', () => {
   });
 
   it('the docs give .sql() the shape the runner returns: an array of row objects, not an envelope', () => {
-    // src/lib/orchestrate/runner.ts hands the script `r.rows` of the slicer's {rows, rowCount, columns}.
+    // src/lib/orchestrate/phases/socket.ts hands the script `r.rows` of the slicer's {rows, rowCount, columns}.
     const envelope = /\.sql\([^)]*\)`? (?:returns|resolves to) `?\{/;
     expect(files.filter((f) => envelope.test(f.text)).map((f) => f.name)).toEqual([]);
     expect(envelope.test('`.sql()` returns `{rows, rowCount, columns, truncated: false}`')).toBe(true);
