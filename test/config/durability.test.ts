@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import * as yaml from 'yaml';
 
 import { parseConfigText } from '../../src/lib/config/load.js';
-import { configSchema, durableRuns } from '../../src/lib/config/schema.js';
+import { durableRuns } from '../../src/lib/config/durability.js';
+import { configSchema } from '../../src/lib/config/schema.js';
 import type { ComisError } from '../../src/lib/errors.js';
 
 const parse = (text: string) => parseConfigText(text, '/etc/x/config.yaml', { yaml, configSchema });

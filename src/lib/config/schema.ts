@@ -146,11 +146,6 @@ export const durabilitySchema = z
   })
   .describe('Durable runs (resume after a timeout or a crash, replay). Off by default.');
 
-/** Whether an agent's orchestrate runs are durable: orchestrateResume inside an enabled durability block. */
-export function durableRuns(autonomy: { durability?: { enabled: boolean; orchestrateResume: boolean } | undefined }): boolean {
-  return autonomy.durability?.enabled === true && autonomy.durability.orchestrateResume === true;
-}
-
 export const autonomySchema = z
   .strictObject({
     profile: z

@@ -20,7 +20,9 @@ import type { RunMcp } from '../mcp/run-surface.js';
 import { logRunEvent } from '../obs/logger.js';
 import type { AuditRow, FailureClass, RunRecord, ToolCallTally } from '../store/runs.js';
 import type { WebFetchDeps } from '../tools/web-fetch.js';
+import { durableRuns } from '../config/durability.js';
 import type { CapabilityAudited } from './dispatch.js';
+import { endDurable, openDurable } from './phases/durable.js';
 import { classifyRun } from './phases/classify.js';
 import { cleanupRun, type RunParts } from './phases/cleanup.js';
 import { collectRun, StdoutCollector, type RunVerdict } from './phases/collect.js';
@@ -84,6 +86,11 @@ export interface OrchestrateOptions {
    * enforces the deadline.
    */
   secondLineTimerMs?: number;
+  /**
+   * Resume: the durable run whose pinned bytes this run re-spawns (`source` must
+   * be those bytes); its last checkpoint is what resume() returns.
+   */
+  resumeOf?: string;
   /** Tests only: sees the run's MCP surface (server pids), and starts stdio servers without the pid namespace. */
   onMcp?: (mcp: RunMcp) => void;
   mcpNoPidNamespace?: boolean;
@@ -111,6 +118,10 @@ export interface OrchestrateResult {
   resultRefs: { count: number; bytes: number };
   /** Estimated tokens kept out of context; only when the run materialized ResultRefs. */
   savings?: { estSavedTokens: number; savedRatio?: number };
+  /** A durable run that timed out: it can be continued with `comis orchestrate --resume <runId>` until expiresAt. */
+  resumable?: { runId: string; expiresAt: number; checkpoint: boolean };
+  /** A durable run: its pinned script and recording are kept for `comis replay <runId>`. */
+  durable?: boolean;
 }
 
 /** What a finished run yields: the caller-facing result, and the content-free record to store. */
@@ -140,11 +151,14 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const verdict: RunVerdict = { exitCode: null, stderr: '' };
   let started: number;
   let ctx: ReturnType<typeof toolContext>;
+  let durable: Awaited<ReturnType<typeof openDurable>> | undefined;
   try {
     const agentJail = await openAgentJail(options.agent, options.home, surface);
     parts.workspaceReal = agentJail.workspaceReal;
     parts.dir = await openRunDir(options.home, runId, surface, prepared.script);
     ctx = toolContext(runId, options.agent, agentJail, parts.dir, parts.runEnded.signal);
+    // A durable run pins its bytes and gets its row before anything of the script runs.
+    if (durableRuns(options.agent.config.autonomy)) durable = parts.durable = await openDurable(options, runId, ctx);
     const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, options));
     started = Date.now();
     try {
@@ -159,6 +173,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         services,
         sockDir: parts.dir.sockDir,
         hostUid: agentJail.hostUid,
+        ...(durable ? { durable: durable.run, maxFrameBytes: durable.maxFrameBytes } : {}),
         ...(options.webFetchDeps ? { webFetchDeps: options.webFetchDeps } : {}),
         onAudit: (row, event) => {
           audit.push(row);
@@ -182,11 +197,17 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       verdict.stderr += `\n${(err as Error).message}`;
     }
   } finally {
-    await cleanupRun(parts, options.keepResultsDir);
+    await cleanupRun(parts, options.keepResultsDir ?? durable?.run.resultsDir);
+    // A durable run's row is settled whatever ended it: resumable after a timeout, completed otherwise.
+    if (durable) await endDurable(options.home, durable.run, verdict.failureClass === 'timeout').catch(() => undefined); // left running: the next sweep says interrupted
     mark('cleanup');
   }
 
   const outcome = recordRun({ options, runId, leaseId: lease.lease.leaseId, timeoutMs, started, verdict, stdout, audit, results: ctx.results });
+  if (durable) {
+    outcome.public.durable = true;
+    if (verdict.failureClass === 'timeout') outcome.public.resumable = { runId, expiresAt: Date.now() + durable.ttlMs, checkpoint: durable.run.checkpointRef !== undefined };
+  }
   emit({ type: 'run:finished', result: outcome.public });
   return outcome;
 }

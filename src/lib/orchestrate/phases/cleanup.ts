@@ -23,10 +23,12 @@ export interface RunParts {
   dir?: RunDirectory;
   services?: RunServices;
   socket?: CapSocket;
+  durable?: { run: { close(): void } };
 }
 
 export async function cleanupRun(parts: RunParts, keepResultsDir?: string): Promise<void> {
   parts.stdout?.close();
+  parts.durable?.run.close();
   parts.lease.registry.revoke(parts.lease.assembly.lease.leaseId);
   parts.runEnded.abort();
   await parts.socket?.close();

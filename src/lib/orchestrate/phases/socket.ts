@@ -20,6 +20,7 @@ import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../../tools/
 import { writeTool, type WriteArgs } from '../../tools/write.js';
 import type { WebSearchArgs } from '../../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited, type ToolImpl } from '../dispatch.js';
+import type { DurableRun } from '../durable.js';
 import type { RunLease } from './lease.js';
 
 /** The run's daemon-side services the socket's tools reach (started lazily; closed at cleanup). */
@@ -61,6 +62,15 @@ export interface SocketPhase {
   sockDir: string;
   hostUid: number;
   webFetchDeps?: WebFetchDeps;
+  /** A durable run: checkpoint/resume act on its area, and every tool call is recorded for replay. */
+  durable?: DurableRun;
+  /**
+   * Replay: the tools answer from this instead of acting (see replay.ts); the
+   * gate in front of them is the same.
+   */
+  tools?: Record<string, ToolImpl>;
+  /** The socket's largest request frame (a durable run's takes a 1 MiB checkpoint). */
+  maxFrameBytes?: number;
   /** Each decision of the gate, as a content-free audit row (and an event). */
   onAudit: (row: AuditRow, event: CapabilityAudited) => void;
 }
@@ -94,7 +104,33 @@ function runTools(p: SocketPhase): Record<string, ToolImpl> {
       const r = await (await services.getSlicer()).jsonpath(ref, expr);
       return 'error' in r ? sliceFailure(r) : r.value;
     },
+    checkpoint: (args) => durable(p).checkpoint(args as { state?: unknown }),
+    resume: () => durable(p).resume(),
   };
+}
+
+function durable(p: SocketPhase): DurableRun {
+  if (p.durable) return p.durable;
+  throw new CapCallError('durability_off', `checkpoint() and resume() need durable runs: set agents.${p.agent.id}.autonomy.durability {enabled: true, orchestrateResume: true}`);
+}
+
+/** Every call of a durable run, recorded in order with what it returned or threw (the replay's script). */
+function recorded(tools: Record<string, ToolImpl>, run: DurableRun): Record<string, ToolImpl> {
+  return Object.fromEntries(
+    Object.entries(tools).map(([name, impl]) => [
+      name,
+      async (args: unknown) => {
+        try {
+          const result = await impl(args);
+          run.record(name, args, { result });
+          return result;
+        } catch (err) {
+          run.record(name, args, { error: { code: err instanceof CapCallError ? err.code : 'internal', message: err instanceof CapCallError ? err.message : 'internal error' } });
+          throw err;
+        }
+      },
+    ]),
+  );
 }
 
 /** Listens on the run's socket; sockDir stays ours (the jail uid reaches the socket through the mount stage, never the directory). */
@@ -103,6 +139,7 @@ export async function openRunSocket(p: SocketPhase): Promise<CapSocket> {
   return listenCapSocket({
     dir: p.sockDir,
     clientUid: p.hostUid,
+    ...(p.maxFrameBytes ? { limits: { maxFrameBytes: p.maxFrameBytes } } : {}),
     handler: createDispatcher({
       registry: lease.registry,
       socketId: lease.runId,
@@ -110,7 +147,7 @@ export async function openRunSocket(p: SocketPhase): Promise<CapSocket> {
       surfaces: { write: p.surface.write },
       dropped: p.surface.dropped,
       mcp: p.services.mcp.surface,
-      tools: runTools(p),
+      tools: p.tools ?? (p.durable ? recorded(runTools(p), p.durable) : runTools(p)),
       audit: (event) => p.onAudit({ leaseId: event.leaseId, runId: event.runId, tool: event.tool, capability: event.capability, decision: event.decision, reason: event.reason, at: event.at }, event),
       onInternalError: (tool, err) => logToolFailure({ runId: lease.runId, leaseId: lease.lease.leaseId, tool, error: err }),
     }),
