@@ -88,6 +88,12 @@ export function renderExplainText(report: ExplainReport, style: TextStyle = PLAI
     const childRows = plan.children.map((c) => [c.childId, c.state, c.runId ?? '-', formatDuration(c.durationMs), String(c.steps), String(c.summaryChars), c.deniedCaps.length ? `denied ${c.deniedCaps.join(',')}` : '-']);
     out.push(...table(['CHILD', 'STATE', 'RUN', 'DURATION', 'STEPS', 'SUMMARY', 'CAPS'], childRows));
   }
+  for (const d of report.durable ?? []) {
+    out.push('');
+    const why = d.reason ? ` (${d.reason})` : '';
+    const next = d.status === 'resumable' ? ` until ${d.expiresAt}: comis orchestrate --resume ${d.runId}` : d.status === 'resumed' && d.resumedBy ? ` by ${d.resumedBy}` : '';
+    out.push(`Durable ${d.kind} run ${d.runId}: ${d.status}${why}${next}`);
+  }
   return `${out.join('\n')}\n`;
 }
 

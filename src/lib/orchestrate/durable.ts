@@ -119,10 +119,12 @@ export class DurableRun {
 
   /** comis_tools.checkpoint(state): replaces the last checkpoint (atomically), within the caps. */
   checkpoint(args: { state?: unknown }): { savedAt: number; bytes: number } {
-    const text = JSON.stringify({ state: args.state ?? null, savedAt: Date.now() });
-    const bytes = Buffer.byteLength(text);
+    const stateText = JSON.stringify(args.state ?? null);
+    const stateBytes = Buffer.byteLength(stateText);
     const limit = Math.min(MAX_CHECKPOINT_BYTES, this.caps.maxFileBytes);
-    if (bytes > limit + 64) throw new CapCallError('checkpoint_too_large', `checkpoint state is ${bytes} bytes serialized; the limit is ${limit} bytes`);
+    if (stateBytes > limit) throw new CapCallError('checkpoint_too_large', `checkpoint state is ${stateBytes} bytes serialized; the limit is ${limit} bytes`);
+    const text = `{"state":${stateText},"savedAt":${Date.now()}}`;
+    const bytes = Buffer.byteLength(text);
     // The checkpoint replaces the last one: only the growth is charged to the run's results budget.
     const growth = bytes - this.checkpointBytes;
     if (growth > this.caps.budget.remainingBytes) throw new CapCallError('result_budget_exceeded', "checkpoint would pass this run's results budget (autonomy.limits.resultRunMb)");
