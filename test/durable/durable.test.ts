@@ -9,14 +9,12 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { openStore } from '../../src/lib/store/store.js';
 import { parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
-
-export const DURABLE_CONFIG = 'agents:\n  default:\n    autonomy:\n      durability:\n        enabled: true\n        orchestrateResume: true\n';
+import { DURABLE_CONFIG, durableRow } from './helpers.js';
 
 /** Counts to 5, checkpointing each step; the first attempt stalls after step 2 (the timeout kills it). */
-export const COUNTER_JS = `import { comis_tools } from './comis_tools.js';
+const COUNTER_JS = `import { comis_tools } from './comis_tools.js';
 const last = await comis_tools.resume();
 let i = last ? last.state.i : 0;
 console.log('start ' + i + ' ' + (last ? last.type + ' ' + last.untrusted : 'none'));
@@ -39,15 +37,6 @@ while i < 5:
     i += 1
 print("done", i)
 `;
-
-export function durableRow(home: string, runId: string): Record<string, unknown> | undefined {
-  const s = openStore({ home, readonly: true });
-  try {
-    return s.db.prepare('SELECT run_id, status, reason, resumed_by, checkpoint_ref FROM resumable_runs WHERE run_id = ?').get(runId) as Record<string, unknown> | undefined;
-  } finally {
-    s.close();
-  }
-}
 
 describe('durable runs: checkpoint and resume', () => {
   for (const [lang, name, code] of [
