@@ -62,6 +62,15 @@ export function readPinnedScript(home: string, runId: string): PinnedScript {
   return parsed;
 }
 
+/** The recorded stdout of a durable run, when kept. */
+export function readRecordedStdout(home: string, runId: string): string | undefined {
+  try {
+    return readFileSync(join(durableArea(home, runId), 'stdout.txt'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads a run's replay recording (every line a call, in order). */
 export function readRecording(home: string, runId: string): { calls: RecordedCall[]; complete: boolean } {
   const dir = durableArea(home, runId);
@@ -165,6 +174,15 @@ export class DurableRun {
     writeSync(this.recordFd, line);
     this.recordBytes += bytes;
     this.recorded++;
+  }
+
+  /** The run's bounded stdout, for a replay to compare against. */
+  saveStdout(text: string): void {
+    try {
+      writeFileSync(join(this.dir, 'stdout.txt'), text, { mode: 0o600, flag: 'wx' });
+    } catch {
+      /* best effort: a replay without it reports no output comparison */
+    }
   }
 
   close(): void {

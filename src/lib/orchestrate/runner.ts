@@ -21,7 +21,7 @@ import { logRunEvent } from '../obs/logger.js';
 import type { AuditRow, FailureClass, RunRecord, ToolCallTally } from '../store/runs.js';
 import type { WebFetchDeps } from '../tools/web-fetch.js';
 import { durableRuns } from '../config/durability.js';
-import type { CapabilityAudited } from './dispatch.js';
+import type { CapabilityAudited, ToolImpl } from './dispatch.js';
 import { endDurable, openDurable } from './phases/durable.js';
 import { classifyRun } from './phases/classify.js';
 import { cleanupRun, type RunParts } from './phases/cleanup.js';
@@ -91,6 +91,11 @@ export interface OrchestrateOptions {
    * be those bytes); its last checkpoint is what resume() returns.
    */
   resumeOf?: string;
+  /**
+   * Replay (see replay.ts): the socket's tools answer from a recording; the
+   * workspace is bound read-only; no MCP server starts; nothing durable is kept.
+   */
+  replayTools?: Record<string, ToolImpl>;
   /** Tests only: sees the run's MCP surface (server pids), and starts stdio servers without the pid namespace. */
   onMcp?: (mcp: RunMcp) => void;
   mcpNoPidNamespace?: boolean;
@@ -158,7 +163,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     parts.dir = await openRunDir(options.home, runId, surface, prepared.script);
     ctx = toolContext(runId, options.agent, agentJail, parts.dir, parts.runEnded.signal);
     // A durable run pins its bytes and gets its row before anything of the script runs.
-    if (durableRuns(options.agent.config.autonomy)) durable = parts.durable = await openDurable(options, runId, ctx);
+    if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx);
     const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, options));
     started = Date.now();
     try {
@@ -174,6 +179,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         sockDir: parts.dir.sockDir,
         hostUid: agentJail.hostUid,
         ...(durable ? { durable: durable.run, maxFrameBytes: durable.maxFrameBytes } : {}),
+        ...(options.replayTools ? { tools: options.replayTools, maxFrameBytes: 1024 * 1024 + 64 * 1024 } : {}),
         ...(options.webFetchDeps ? { webFetchDeps: options.webFetchDeps } : {}),
         onAudit: (row, event) => {
           audit.push(row);
@@ -182,7 +188,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       });
       mark('socket');
       if (options.stdoutFile) stdout.openTee(options.stdoutFile);
-      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface });
+      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface, readOnlyWorkspace: options.replayTools !== undefined });
       mark('spawned');
       // Logged after the spawn, so loading the logger overlaps the jail's own start.
       emit({ type: 'run:started', runId, leaseId: lease.lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });
@@ -205,6 +211,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
 
   const outcome = recordRun({ options, runId, leaseId: lease.lease.leaseId, timeoutMs, started, verdict, stdout, audit, results: ctx.results });
   if (durable) {
+    durable.run.saveStdout(outcome.public.stdout);
     outcome.public.durable = true;
     if (verdict.failureClass === 'timeout') outcome.public.resumable = { runId, expiresAt: Date.now() + durable.ttlMs, checkpoint: durable.run.checkpointRef !== undefined };
   }

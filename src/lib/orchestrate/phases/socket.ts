@@ -31,14 +31,15 @@ export interface RunServices {
   close: () => Promise<void>;
 }
 
-export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolContext & { results: ResultStore }, hostUid: number, resultsDir: string, options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void }): RunServices {
+export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolContext & { results: ResultStore }, hostUid: number, resultsDir: string, options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown }): RunServices {
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
   let slicer: Promise<SliceQueryRunner> | undefined;
   const getSlicer = (): Promise<SliceQueryRunner> =>
     (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
-  const mcp: RunMcp = createRunMcp({ servers: agent.mcpServers, allow: agent.config.autonomy.mcp?.allow, home, results: ctx.results, runEnded: ctx.runEnded!, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
+  // A replay starts no MCP server: its surface has none, so every mcp call is refused.
+  const mcp: RunMcp = createRunMcp({ servers: options.replayTools ? {} : agent.mcpServers, allow: options.replayTools ? [] : agent.config.autonomy.mcp?.allow, home, results: ctx.results, runEnded: ctx.runEnded!, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
   options.onMcp?.(mcp);
   return {
     mcp,

@@ -21,6 +21,8 @@ export interface SpawnPhase {
   dir: RunDirectory;
   socketPath: string;
   surface: AgentSurface;
+  /** A replay: the workspace is bound read-only (the jail's /tmp is its only scratch). */
+  readOnlyWorkspace?: boolean;
 }
 
 export function spawnScript(p: SpawnPhase): JailedProcess {
@@ -51,7 +53,7 @@ export function spawnScript(p: SpawnPhase): JailedProcess {
       ...interpreter.mounts,
       ...readOnlyMounts,
       // A coordinator's own scripts mutate nothing: its workspace is read-only (heavy work goes to children).
-      { kind: p.surface.role === 'coordinator' ? 'ro' : 'rw', source: workspaceReal, target: JAIL_WORKSPACE },
+      { kind: p.surface.role === 'coordinator' || p.readOnlyWorkspace ? 'ro' : 'rw', source: workspaceReal, target: JAIL_WORKSPACE },
       { kind: 'ro', source: p.dir.resultsDir, target: `${JAIL_WORKSPACE}/results` },
       { kind: 'ro', source: p.dir.sdkDir, target: JAIL_RUN_DIR },
       { kind: 'socket', source: p.socketPath, target: JAIL_SOCKET },
