@@ -162,7 +162,8 @@ export function sweepDurableRuns(db: Database, home: string, now = Date.now()): 
   const rows = db.prepare("SELECT * FROM resumable_runs WHERE status IN ('running', 'resumable') OR (status IN ('completed', 'orphaned', 'resumed') AND expires_at < ?)").all(now) as RawRow[];
   const file = (ref: string | null): boolean => ref !== null && existsSync(join(home, ref));
   const orphan = (r: RawRow, reason: OrphanReason): void => {
-    db.prepare("UPDATE resumable_runs SET status = 'orphaned', reason = ?, updated_at = ?, owner_pid = NULL, owner_start = NULL WHERE run_id = ?").run(reason, now, r.run_id);
+    // Its artifacts go now: nothing is left for a later sweep to reclaim.
+    db.prepare("UPDATE resumable_runs SET status = 'orphaned', reason = ?, updated_at = ?, expires_at = ?, owner_pid = NULL, owner_start = NULL WHERE run_id = ?").run(reason, now, Number.MAX_SAFE_INTEGER, r.run_id);
     reclaimArtifacts(home, r.run_id);
     report.orphaned.push({ runId: r.run_id, reason });
   };
