@@ -26,7 +26,8 @@ function parseInput(argv: string[]): { input: OrchestrateInput; json: boolean } 
     return undefined;
   }
   const v = parsed.values as Record<string, string | boolean | undefined>;
-  if (parsed.positionals.length !== 1 || argv.includes('--')) return undefined;
+  // --resume and `orchestrate replay <runId>` have their own rules: oclif's command handles them.
+  if (parsed.positionals.length !== 1 || argv.includes('--') || v.resume !== undefined || parsed.positionals[0] === 'replay') return undefined;
   const flag = (name: keyof typeof ORCHESTRATE_FLAGS): string | undefined => {
     const spec = ORCHESTRATE_FLAGS[name] as FlagSpec;
     const value = v[name];

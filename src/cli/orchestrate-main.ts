@@ -23,18 +23,34 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   };
   mark('parsed');
   const timeoutMs = resolveRequestedTimeout(input.timeoutMs, '--timeout-ms');
+  if (input.resume !== undefined) {
+    if (input.script !== undefined || input.lang !== undefined) {
+      throw new ComisError('USAGE', `--resume ${input.resume} takes no script${input.lang !== undefined ? ' and no --lang' : ''}: a resumed run re-spawns the pinned original bytes of that run, and new bytes are never accepted.`, {
+        hint: `Run \`comis orchestrate --resume ${input.resume}\` alone, or start a new run with the script.`,
+      });
+    }
+    const { prepareResume } = await import('./resume-main.js');
+    const resume = await prepareResume(input.resume, input.agent);
+    const result = await resume.run((recordOptions) => runAndRecord({ ...recordOptions, sessionKey: input.session ?? recordOptions.sessionKey, timeoutMs, mark, approve: input.yes ? async () => true : resume.approve, onWarning: io.addWarning }));
+    if (!io.json) renderHuman(result, undefined, { raw: input.raw === true, quiet: input.quiet === true });
+    return { result: result.public, exitStatus: result.public.outcome === 'failure' ? ExitCode.FAILURE : ExitCode.OK };
+  }
+  if (input.script === undefined) {
+    throw new ComisError('USAGE', 'Missing the script argument.', { hint: 'Pass a path, - for stdin, or --resume <runId> to continue a durable run.' });
+  }
+  const script = input.script;
   const { languageFromPath } = await import('../lib/orchestrate/transpile.js');
-  const language = input.lang ?? (input.script === '-' ? undefined : languageFromPath(input.script));
+  const language = input.lang ?? (script === '-' ? undefined : languageFromPath(script));
   if (!language) {
-    throw new ComisError('USAGE', input.script === '-' ? 'A script read from stdin needs --lang ts|js|py.' : `Cannot tell the language of ${input.script} from its extension.`, {
+    throw new ComisError('USAGE', script === '-' ? 'A script read from stdin needs --lang ts|js|py.' : `Cannot tell the language of ${script} from its extension.`, {
       hint: 'Pass --lang ts, --lang js or --lang py.',
     });
   }
   let source: string;
   try {
-    source = readFileSync(input.script === '-' ? 0 : input.script, 'utf8');
+    source = readFileSync(script === '-' ? 0 : script, 'utf8');
   } catch (err) {
-    throw new ComisError('IO_ERROR', `Cannot read the script ${input.script}: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, { hint: 'Check the path.' });
+    throw new ComisError('IO_ERROR', `Cannot read the script ${script}: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, { hint: 'Check the path.' });
   }
   const { loadConfig, resolveAgent } = await import('../lib/config/load.js');
   const loaded = await loadConfig();
@@ -45,14 +61,14 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   const { askApproval } = await import('./approval.js');
   const result = await runAndRecord({
     source,
-    displayName: input.script === '-' ? `stdin.${language}` : input.script,
+    displayName: script === '-' ? `stdin.${language}` : script,
     language,
     agent,
     home: loaded.home,
     sessionKey,
     timeoutMs,
     mark,
-    approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
+    approve: input.yes ? async () => true : askApproval(script === '-', agent.id),
     onWarning: io.addWarning,
   });
   mark('recorded');
@@ -75,6 +91,9 @@ function renderHuman(run: { public: OrchestrateResult }, generatedSession: strin
     const code = result.exitCode === null ? '' : `, exit code ${result.exitCode}`;
     let text = `comis: ${where} failed: ${result.failureClass}${code}, after ${result.durationMs} ms\n`;
     if (result.failureClass === 'timeout') text += `comis: the script ran past its ${result.timeoutMs} ms timeout and was killed (raise it with --timeout-ms)\n`;
+    if (result.resumable) {
+      text += `comis: the run is resumable${result.resumable.checkpoint ? ' from its last checkpoint' : ' (no checkpoint yet: it starts over)'} until ${new Date(result.resumable.expiresAt).toISOString()}: comis orchestrate --resume ${result.runId}\n`;
+    }
     if (result.failureClass === 'stdout_cap') text += 'comis: the script printed more than the stdout hard cap and was killed\n';
     if (result.stderrTail) {
       const tail = escapeControls(result.stderrTail);

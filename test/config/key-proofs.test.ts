@@ -44,6 +44,9 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.skills.execSandbox.readOnlyAllowPaths': ['test/security/workspace-screen.test.ts', 'a listed directory is readable in the jail at the same path and not writable'],
   'agents.*.skills.execSandbox.jailUidRange.min': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
   'agents.*.skills.execSandbox.jailUidRange.max': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
+  // Durable runs (issue 17): enabled gates orchestrateResume; orchestrateResume's effect is proven end to end.
+  'agents.*.autonomy.durability.enabled': ['test/config/durability.test.ts', 'orchestrateResume without enabled is refused at its line'],
+  'agents.*.autonomy.durability.orchestrateResume': ['test/durable/durable.test.ts', 'a durable run keeps its pinned bytes and recording for replay'],
   // MCP (issue 15). env/envFrom/headers/headersFrom are maps (no leaf key of their own): proven in the same files.
   'agents.*.autonomy.mcp.allow': ['test/security/mcp-gate.test.ts', 'an allowlisted server tool answers; an unlisted server and an unlisted tool are denied'],
   'mcp.servers.*.command': ['test/mcp/client-manager.test.ts', 'server-everything: lists its tools and echoes'],

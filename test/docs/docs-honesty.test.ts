@@ -119,7 +119,7 @@ describe('docs describe only what exists', () => {
   });
 
   it('the docs give .sql() the shape the runner returns: an array of row objects, not an envelope', () => {
-    // src/lib/orchestrate/runner.ts hands the script `r.rows` of the slicer's {rows, rowCount, columns}.
+    // src/lib/orchestrate/phases/socket.ts hands the script `r.rows` of the slicer's {rows, rowCount, columns}.
     const envelope = /\.sql\([^)]*\)`? (?:returns|resolves to) `?\{/;
     expect(files.filter((f) => envelope.test(f.text)).map((f) => f.name)).toEqual([]);
     expect(envelope.test('`.sql()` returns `{rows, rowCount, columns, truncated: false}`')).toBe(true);
@@ -141,7 +141,7 @@ describe('docs describe only what exists', () => {
 
   it('catches a command that does not exist, inline and fenced, unless the line says "not yet"', () => {
     const doc = [
-      'Run `comis replay r-1` to re-run.',
+      'Run `comis rewind r-1` to re-run.',
       'Use `comis skill scan skills/` and `comis --version` and `comis jail`.',
       '```sh',
       '$ comis mcp logout',
@@ -149,10 +149,10 @@ describe('docs describe only what exists', () => {
       'comis explain --last',
       '```',
       'Prose about how comis runs the script is not a command.',
-      '`comis replay` is not yet implemented.',
+      '`comis rewind` is not yet implemented.',
     ].join('\n');
     expect(commandProblems('y.md', doc, commands).map((p) => p.where + ' ' + p.what)).toEqual([
-      'y.md:1 `comis replay r-1` is no command of oclif.manifest.json',
+      'y.md:1 `comis rewind r-1` is no command of oclif.manifest.json',
       'y.md:4 `comis mcp logout` is no command of oclif.manifest.json',
       'y.md:5 `comis outbox list` is no command of oclif.manifest.json',
     ]);

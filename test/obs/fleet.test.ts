@@ -143,7 +143,12 @@ describe('fleet', () => {
     const s = store();
     seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR });
     expect(fleet(s.db, { now: NOW }).findings.map((f) => f.code)).not.toContain('runs_resumable');
-    s.db.exec("CREATE TABLE resumable_runs (run_id TEXT PRIMARY KEY, status TEXT NOT NULL, reason TEXT); INSERT INTO resumable_runs VALUES ('r-1','resumable',NULL),('r-2','orphaned','checkpoint_missing'),('r-3','orphaned','script_missing'),('r-4','resumed',NULL);");
+    // The table of migration 9, with rows in four states (only resumable and orphaned count).
+    s.db.exec(
+      "INSERT INTO resumable_runs (run_id, kind, agent_id, session_key, status, reason, created_at, updated_at, expires_at) VALUES " +
+        "('r-1','orchestrate','a','k','resumable',NULL,1,1,9e15),('r-2','orchestrate','a','k','orphaned','checkpoint_missing',1,1,9e15)," +
+        "('r-3','orchestrate','a','k','orphaned','script_missing',1,1,9e15),('r-4','orchestrate','a','k','resumed',NULL,1,1,9e15);",
+    );
     const report = fleet(s.db, { now: NOW });
     validate(envelope(report));
     expect(report.findings.filter((f) => f.code.startsWith('runs_')).map((f) => [f.code, f.count])).toEqual([

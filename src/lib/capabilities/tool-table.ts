@@ -23,6 +23,11 @@ export interface ToolEntry {
    * slices a result the same way whether it came back inline or as a ResultRef.
    */
   inlinePayload?: 'value' | 'content';
+  /**
+   * The SDK method takes these positional arguments (in order) instead of one
+   * params object: `checkpoint(state)`, `resume()`. The call still sends `{name: value}`.
+   */
+  sdkArgs?: readonly string[];
 }
 
 export const TOOL_TABLE: readonly ToolEntry[] = [
@@ -56,6 +61,18 @@ export const TOOL_TABLE: readonly ToolEntry[] = [
     capability: 'orch:web',
     summary: 'Fetch an http(s) URL daemon-side through the SSRF guard; the page comes back as untrusted data (readable text or the data itself).',
     inlinePayload: 'content',
+  },
+  {
+    name: 'checkpoint',
+    capability: 'orch:read',
+    summary: "Save this durable run's progress (any JSON value, at most 1 MiB); resume() on a later attempt gets it back. Needs autonomy.durability.",
+    sdkArgs: ['state'],
+  },
+  {
+    name: 'resume',
+    capability: 'orch:read',
+    summary: "The last checkpoint of this durable run as untrusted data ({type: 'Checkpoint', state, savedAt}), or null.",
+    sdkArgs: [],
   },
   {
     name: 'write',

@@ -95,7 +95,6 @@ interface ParserModules {
  * with a test in test/config/key-proofs.test.ts) when the feature lands.
  */
 export const NOT_SUPPORTED_YET: readonly { path: readonly string[]; why: string }[] = [
-  { path: ['agents', '*', 'autonomy', 'durability'], why: 'resumable runs (checkpoint, resume, boot sweep) are not implemented yet.' },
   { path: ['agents', '*', 'model'], why: 'nothing uses a model yet (no one-shot repair, no summary condensation).' },
   { path: ['agents', '*', 'budget'], why: 'comis spends no model tokens or money itself, so there is nothing to budget.' },
   { path: ['security', 'permission'], why: "Node's permission model is not applied to jailed scripts yet (the jail itself is the boundary)." },

@@ -10,7 +10,7 @@
  *
  * Honesty rule: every key here has an effect proven by a test (the table in
  * test/config/key-proofs.test.ts). Keys the seeds define that comis does not
- * implement yet (`autonomy.durability`, `model`, `budget`,
+ * implement yet (`model`, `budget`,
  * `security.permission`) are not in this schema: the loader refuses them
  * with "`<key>` is not supported yet" at their file and line (load.ts).
  */
@@ -121,6 +121,31 @@ export const jailLimitsSchema = z
   })
   .describe('Resource bounds of the orchestrate jail.');
 
+/**
+ * Seed 001, "Resumable runs": the durability posture. `orchestrateResume`
+ * acts only inside an enabled block (`enabled: true`); on its own it is
+ * refused rather than silently inert. Both are off by default.
+ */
+export const durabilitySchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe('Turns the durability posture on for this agent. Off by default; the durability features below act only when it is true.'),
+    orchestrateResume: z
+      .boolean()
+      .default(false)
+      .describe(
+        'With enabled: true, orchestrate runs are durable: checkpoint()/resume() in the SDK, a timed-out run stays resumable (comis orchestrate --resume <runId>), a run interrupted by a crash is reported, and comis replay <runId> re-runs it offline. Off by default.',
+      ),
+  })
+  .superRefine((d, ctx) => {
+    if (d.orchestrateResume && !d.enabled) {
+      ctx.addIssue({ code: 'custom', path: ['orchestrateResume'], message: 'orchestrateResume acts only inside an enabled durability block: set durability.enabled: true as well, or remove orchestrateResume' });
+    }
+  })
+  .describe('Durable runs (resume after a timeout or a crash, replay). Off by default.');
+
 export const autonomySchema = z
   .strictObject({
     profile: z
@@ -141,6 +166,8 @@ export const autonomySchema = z
       .describe('Ask for one approval of the whole capability footprint before each orchestrate run.'),
     // Optional with no default, so the embedded defaults (defaults.ts) need no mcp block.
     mcp: autonomyMcpSchema.optional(),
+    // Optional with no default, for the same reason.
+    durability: durabilitySchema.optional(),
     limits: jailLimitsSchema.default(jailLimitsSchema.parse({})),
   })
   .describe('The autonomy block: profile, role and surfaces of the orchestrate tool.');

@@ -10,6 +10,7 @@
  * closed enums only; no script text, stdout, arguments, results or bearers
  * are stored, so none can be reported.
  */
+import { getDurableRun, listDurableRuns, type DurableStatus, type OrphanReason } from '../store/durable-runs.js';
 import { ComisError } from '../errors.js';
 import {
   auditByRun,
@@ -98,6 +99,31 @@ export interface ExplainReport {
   orchestrate: ExplainRunEntry[];
   /** Present only when the session ran coordinator plans (`comis run`). */
   coordinator?: ExplainPlanRun[];
+  /** Present only when the session had durable runs: their state (resumable, orphaned with a reason, …). */
+  durable?: ExplainDurableRun[];
+}
+
+/** A durable run's state, content-free (store/durable-runs.ts). */
+export interface ExplainDurableRun {
+  runId: string;
+  kind: 'orchestrate' | 'plan';
+  status: DurableStatus;
+  reason?: OrphanReason;
+  resumedFrom?: string;
+  resumedBy?: string;
+  expiresAt: string;
+}
+
+function durableEntries(db: Database, sessionKey: string): ExplainDurableRun[] {
+  return listDurableRuns(db, { sessionKey, statuses: ['running', 'resumable', 'orphaned', 'resumed', 'completed'] }).map((d) => ({
+    runId: d.runId,
+    kind: d.kind,
+    status: d.status,
+    ...(d.reason ? { reason: d.reason } : {}),
+    ...(d.resumedFrom ? { resumedFrom: d.resumedFrom } : {}),
+    ...(d.resumedBy ? { resumedBy: d.resumedBy } : {}),
+    expiresAt: iso(d.expiresAt),
+  }));
 }
 
 export type ExplainTarget = { key: string } | { last: true };
@@ -213,6 +239,8 @@ function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow
     const plans = planRuns(db, session.sessionKey);
     if (plans.length > 0) report.coordinator = plans;
   }
+  const durable = durableEntries(db, session.sessionKey).filter((d) => scope === 'session' || runs.some((r) => r.runId === d.runId) || runs.length === 0);
+  if (durable.length > 0) report.durable = durable;
   return report;
 }
 
@@ -234,6 +262,12 @@ export function explain(db: Database, target: ExplainTarget, options: ExplainOpt
   if (run) {
     const owner = findSession(db, run.sessionKey) ?? { sessionKey: run.sessionKey, agentId: run.agentId, createdAt: run.startedAt, updatedAt: run.startedAt };
     return buildReport(db, 'run', owner, [run], 1);
+  }
+  // A durable run whose comis died mid-run has no run record, only its durable row.
+  const durable = getDurableRun(db, target.key) ?? listDurableRuns(db, { sessionKey: target.key, statuses: ['running', 'resumable', 'orphaned', 'resumed'] })[0];
+  if (durable) {
+    const owner = { sessionKey: durable.sessionKey, agentId: durable.agentId, createdAt: durable.createdAt, updatedAt: durable.updatedAt };
+    return buildReport(db, durable.runId === target.key ? 'run' : 'session', owner, [], 0);
   }
   throw notFound(db, target.key);
 }

@@ -199,7 +199,7 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
     }));
   },
   function durable(db) {
-    // Durability is not built yet: this source reports only when its table exists.
+    // Reports only when the store has the durable-runs table (migration 9).
     const counts = durableRunCounts(db);
     if (!counts) return [];
     const out: FleetFinding[] = [];
@@ -208,8 +208,8 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
         code: 'runs_orphaned',
         severity: 'warning',
         count: counts.orphaned,
-        detail: `${plural(counts.orphaned, 'resumable run')} surfaced as orphaned: the pinned script or checkpoint is gone.`,
-        hint: 'Orphans cannot be resumed; their workspace artifacts are reclaimed. Re-run the work.',
+        detail: `${plural(counts.orphaned, 'durable run')} surfaced as orphaned (interrupted, expired, or its pinned script or checkpoint gone).`,
+        hint: 'Orphans cannot be resumed; their artifacts are reclaimed. `comis explain <runId>` names the reason; re-run the work.',
       });
     }
     if (counts.resumable > 0) {
@@ -217,8 +217,8 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
         code: 'runs_resumable',
         severity: 'warning',
         count: counts.resumable,
-        detail: `${plural(counts.resumable, 'run')} left resumable: timed out with a checkpoint on disk.`,
-        hint: 'Resume one by its runId (orchestrate resumeRunId), or let the checkpoint TTL reap them.',
+        detail: `${plural(counts.resumable, 'run')} left resumable: timed out or interrupted, with its pinned script on disk.`,
+        hint: 'Resume one with `comis orchestrate --resume <runId>`, or let the 24 h TTL reap it.',
       });
     }
     return out;

@@ -70,7 +70,7 @@ export function renderExplainText(report: ExplainReport, style: TextStyle = PLAI
   const what = report.scope === 'run' ? `Run ${report.orchestrate[0]?.runId ?? ''} in session ${report.sessionKey}` : `Session ${report.sessionKey}`;
   const shown = report.truncated ? `, newest ${report.orchestrate.length} shown` : '';
   out.push(`${what} (agent ${report.agentId}): ${report.runCount} run${report.runCount === 1 ? '' : 's'}${shown}, updated ${report.updatedAt}`);
-  if (report.orchestrate.length === 0) return `${out.join('\n')}\n`;
+  if (report.orchestrate.length === 0) return `${[...out, ...durableLines(report)].join('\n')}\n`;
   out.push('');
   const rows = report.orchestrate.map((e) => [
     e.runId,
@@ -88,7 +88,17 @@ export function renderExplainText(report: ExplainReport, style: TextStyle = PLAI
     const childRows = plan.children.map((c) => [c.childId, c.state, c.runId ?? '-', formatDuration(c.durationMs), String(c.steps), String(c.summaryChars), c.deniedCaps.length ? `denied ${c.deniedCaps.join(',')}` : '-']);
     out.push(...table(['CHILD', 'STATE', 'RUN', 'DURATION', 'STEPS', 'SUMMARY', 'CAPS'], childRows));
   }
+  out.push(...durableLines(report));
   return `${out.join('\n')}\n`;
+}
+
+/** One line per durable run of the report: its state, the orphan reason, or how to resume it. */
+function durableLines(report: ExplainReport): string[] {
+  return (report.durable ?? []).flatMap((d) => {
+    const why = d.reason ? ` (${d.reason})` : '';
+    const next = d.status === 'resumable' ? ` until ${d.expiresAt}: comis orchestrate --resume ${d.runId}` : d.status === 'resumed' && d.resumedBy ? ` by ${d.resumedBy}` : '';
+    return ['', `Durable ${d.kind} run ${d.runId}: ${d.status}${why}${next}`];
+  });
 }
 
 export function renderFleetText(report: FleetReport): string {

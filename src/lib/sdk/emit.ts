@@ -38,6 +38,7 @@ interface ToolModel {
   params: JsonSchema;
   result: JsonSchema;
   inlinePayload: 'value' | 'content' | undefined;
+  sdkArgs: readonly string[] | undefined;
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
@@ -61,6 +62,7 @@ function model(table: readonly ToolSpec[]): ToolModel[] {
     params: toJsonSchema(t.params, 'input'),
     result: toJsonSchema(t.result, 'output'),
     inlinePayload: t.inlinePayload,
+    sdkArgs: t.sdkArgs,
   }));
 }
 
@@ -168,15 +170,20 @@ function tsFills(tools: ToolModel[]): Record<string, string> {
     'source-note': '',
     'tool-types': types.length ? `${types.join('\n\n')}\n` : '',
     'tool-method-types': tools
-      .map((t) => `  /** ${t.summary} Needs ${t.capability}. */\n  ${t.name}(params: ${t.typeBase}Params): Promise<${t.typeBase}Result>;\n`)
+      .map((t) => `  /** ${t.summary} Needs ${t.capability}. */\n  ${t.name}(${tsArgs(t)}): Promise<${t.typeBase}Result>;\n`)
       .join(''),
     'tool-table': `const TOOLS: ToolSummary[] = ${summaryJson};\n\n// Full schemas stay a string until describe(name) asks for one (progressive disclosure).\nconst SCHEMAS_JSON = ${schemaJson};\n`,
     'jq-policy': `const JQ_FORBIDDEN = /${jqPattern()}/;\n`,
     'inline-payload': `const INLINE_PAYLOAD: Record<string, 'value' | 'content'> = ${JSON.stringify(inlinePayloads(tools))};\n`,
     'tool-methods': tools
-      .map((t) => `  ${t.name}: (params: ${t.typeBase}Params) => invoke(${JSON.stringify(t.name)}, params) as Promise<${t.typeBase}Result>,\n`)
+      .map((t) => `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? `{ ${t.sdkArgs.join(', ')} }` : 'params'}) as Promise<${t.typeBase}Result>,\n`)
       .join(''),
   };
+}
+
+/** A method's parameter list: one params object, or the table's positional arguments. */
+function tsArgs(t: ToolModel): string {
+  return t.sdkArgs ? t.sdkArgs.map((a) => `${a}: ${t.typeBase}Params[${JSON.stringify(a)}]`).join(', ') : `params: ${t.typeBase}Params`;
 }
 
 function tsFlavour(tools: ToolModel[]): { source: string; apiTypes: string } {
@@ -222,7 +229,9 @@ function emitPy(tools: ToolModel[]): string {
   const functions = tools
     .map(
       (t) =>
-        `def ${t.name}(params=None, **kwargs):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, params, **kwargs)\n`,
+        t.sdkArgs
+          ? `def ${t.name}(${t.sdkArgs.join(', ')}):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, {${t.sdkArgs.map((a) => `${JSON.stringify(a)}: ${a}`).join(', ')}})\n`
+          : `def ${t.name}(params=None, **kwargs):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, params, **kwargs)\n`,
     )
     .join('\n\n');
   return fillRegions(RUNTIME_FILES.py, '#', {

@@ -231,4 +231,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE VIRTUAL TABLE memory_fts USING fts5(text, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
     `,
   },
+  {
+    version: 9,
+    name: 'durable runs: resumable and orphaned',
+    // One row per durable run (orchestrate with autonomy.durability on) and per coordinator
+    // plan run: its state, never its content. script_ref and checkpoint_ref name files of the
+    // run's durable area ($COMIS_HOME/durable/<runId>/), relative to $COMIS_HOME. owner_pid and
+    // owner_start name the comis process running it, so a start-up sweep can tell a live run
+    // from one whose comis died (status interrupted). reason is a closed enum (durable-runs.ts).
+    sql: `
+      CREATE TABLE resumable_runs (
+        run_id          TEXT PRIMARY KEY,
+        kind            TEXT NOT NULL CHECK (kind IN ('orchestrate', 'plan')),
+        agent_id        TEXT NOT NULL,
+        session_key     TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('running', 'resumable', 'orphaned', 'resumed', 'completed', 'reclaimed')),
+        reason          TEXT CHECK (reason IN ('checkpoint_missing', 'script_missing', 'expired', 'resume_prestart_failed', 'interrupted')),
+        script_ref      TEXT,
+        checkpoint_ref  TEXT,
+        resumed_from    TEXT,
+        resumed_by      TEXT,
+        owner_pid       INTEGER,
+        owner_start     TEXT,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        expires_at      INTEGER NOT NULL
+      );
+      CREATE INDEX resumable_runs_status ON resumable_runs(status);
+    `,
+  },
 ];
+

@@ -12,6 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 
 import { ComisError } from '../errors.js';
 import { comisHome, storePath } from '../config/paths.js';
+import { sweepDurableRuns } from './durable-runs.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type Database = BetterSqlite3.Database;
@@ -56,6 +57,8 @@ export function openStore(options: OpenStoreOptions = {}): Store {
     }
     db.pragma('foreign_keys = ON');
     const version = options.readonly ? currentVersion(db) : migrate(db, options.migrations ?? MIGRATIONS);
+    // The start-up sweep of durable runs: settles interrupted, expired and broken ones; runs nothing.
+    if (!options.readonly) sweepQuietly(db, dirname(path));
     return { db, path, version, close: () => db.close() };
   } catch (err) {
     db.close();
@@ -63,6 +66,14 @@ export function openStore(options: OpenStoreOptions = {}): Store {
     throw new ComisError('STORE_ERROR', `The store ${path} could not be prepared: ${(err as Error).message}.`, {
       hint: 'If the file is corrupt, move it aside; comis creates a fresh store.',
     });
+  }
+}
+
+function sweepQuietly(db: Database, home: string): void {
+  try {
+    sweepDurableRuns(db, home);
+  } catch {
+    /* a sweep that cannot finish leaves its rows for the next opening; the store still serves */
   }
 }
 

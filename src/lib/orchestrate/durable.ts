@@ -1,0 +1,192 @@
+/**
+ * A durable run's own area, `$COMIS_HOME/durable/<runId>/` (0700, comis's
+ * own, never mounted into the jail): the pinned script (`script.json`: the
+ * original bytes, language and name), the last checkpoint
+ * (`checkpoint.json`), the replay recording (`calls.jsonl`: each tool call's
+ * request and result, in order) and the run's kept results. The store holds
+ * only the content-free row (store/durable-runs.ts). Everything here is
+ * bounded by the run's caps and goes after 24 h (the start-up sweep).
+ */
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync, constants as fsConstants } from 'node:fs';
+import { join } from 'node:path';
+
+import { CapCallError } from '../capsocket/protocol.js';
+import { ComisError } from '../errors.js';
+import { durableAreaRef } from '../store/durable-runs.js';
+import { sanitizeUntrustedValue } from '../untrusted/envelope.js';
+import type { ScriptLanguage } from './transpile.js';
+
+/** The largest checkpoint, as serialized JSON. */
+export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
+
+export interface PinnedScript {
+  source: string;
+  language: ScriptLanguage;
+  displayName: string;
+}
+
+/** One recorded tool call: what the script asked and what it got. */
+export interface RecordedCall {
+  i: number;
+  tool: string;
+  args: unknown;
+  result?: unknown;
+  error?: { code: string; message: string };
+}
+
+export function durableArea(home: string, runId: string): string {
+  return join(home, durableAreaRef(runId));
+}
+
+function ensureArea(home: string, runId: string): string {
+  mkdirSync(join(home, 'durable'), { recursive: true, mode: 0o700 });
+  const dir = durableArea(home, runId);
+  mkdirSync(dir, { mode: 0o700 });
+  return dir;
+}
+
+/** Reads a run's pinned script, or throws naming what is wrong. */
+export function readPinnedScript(home: string, runId: string): PinnedScript {
+  const file = join(durableArea(home, runId), 'script.json');
+  let parsed: PinnedScript;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8')) as PinnedScript;
+  } catch (err) {
+    throw new ComisError('NOT_FOUND', `The pinned script of run ${runId} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'invalid JSON'}).`, {
+      hint: 'It was reclaimed or damaged; the run cannot be resumed or replayed. `comis explain` lists durable runs.',
+    });
+  }
+  if (typeof parsed.source !== 'string' || !['ts', 'js', 'py'].includes(parsed.language) || typeof parsed.displayName !== 'string') {
+    throw new ComisError('NOT_FOUND', `The pinned script of run ${runId} is damaged.`, { hint: 'The run cannot be resumed or replayed.' });
+  }
+  return parsed;
+}
+
+/** The recorded stdout of a durable run, when kept. */
+export function readRecordedStdout(home: string, runId: string): string | undefined {
+  try {
+    return readFileSync(join(durableArea(home, runId), 'stdout.txt'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads a run's replay recording (every line a call, in order). */
+export function readRecording(home: string, runId: string): { calls: RecordedCall[]; complete: boolean } {
+  const dir = durableArea(home, runId);
+  const text = readFileSync(join(dir, 'calls.jsonl'), 'utf8');
+  const calls = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RecordedCall);
+  return { calls, complete: !existsSync(join(dir, 'calls.truncated')) };
+}
+
+/**
+ * The durable side of one run: its area, checkpoint and recording. Created
+ * by the runner after the lease (the run id is known) and before the spawn.
+ */
+export class DurableRun {
+  readonly dir: string;
+  private recordFd: number | undefined;
+  private recorded = 0;
+  private recordBytes = 0;
+  private calls = 0;
+  private checkpointBytes = 0;
+
+  constructor(
+    readonly home: string,
+    readonly runId: string,
+    script: PinnedScript,
+    private readonly caps: { maxFileBytes: number; budget: { remainingBytes: number } },
+    resumeOf?: string,
+  ) {
+    this.dir = ensureArea(home, runId);
+    writeFileSync(join(this.dir, 'script.json'), JSON.stringify(script), { mode: 0o600, flag: 'wx' });
+    if (resumeOf) {
+      const from = join(durableArea(home, resumeOf), 'checkpoint.json');
+      if (existsSync(from)) {
+        copyFileSync(from, join(this.dir, 'checkpoint.json'), fsConstants.COPYFILE_EXCL);
+        this.checkpointBytes = statSync(join(this.dir, 'checkpoint.json')).size;
+      }
+    }
+    this.recordFd = openSync(join(this.dir, 'calls.jsonl'), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+  }
+
+  get scriptRef(): string {
+    return `${durableAreaRef(this.runId)}/script.json`;
+  }
+
+  /** The checkpoint's ref when one exists. */
+  get checkpointRef(): string | undefined {
+    return existsSync(join(this.dir, 'checkpoint.json')) ? `${durableAreaRef(this.runId)}/checkpoint.json` : undefined;
+  }
+
+  get resultsDir(): string {
+    return join(this.dir, 'results');
+  }
+
+  /** comis_tools.checkpoint(state): replaces the last checkpoint (atomically), within the caps. */
+  checkpoint(args: { state?: unknown }): { savedAt: number; bytes: number } {
+    const stateText = JSON.stringify(args.state ?? null);
+    const stateBytes = Buffer.byteLength(stateText);
+    const limit = Math.min(MAX_CHECKPOINT_BYTES, this.caps.maxFileBytes);
+    if (stateBytes > limit) throw new CapCallError('checkpoint_too_large', `checkpoint state is ${stateBytes} bytes serialized; the limit is ${limit} bytes`);
+    const text = `{"state":${stateText},"savedAt":${Date.now()}}`;
+    const bytes = Buffer.byteLength(text);
+    // The checkpoint replaces the last one: only the growth is charged to the run's results budget.
+    const growth = bytes - this.checkpointBytes;
+    if (growth > this.caps.budget.remainingBytes) throw new CapCallError('result_budget_exceeded', "checkpoint would pass this run's results budget (autonomy.limits.resultRunMb)");
+    const tmp = join(this.dir, 'checkpoint.json.tmp');
+    writeFileSync(tmp, text, { mode: 0o600 });
+    renameSync(tmp, join(this.dir, 'checkpoint.json'));
+    this.caps.budget.remainingBytes -= growth;
+    this.checkpointBytes = bytes;
+    return { savedAt: (JSON.parse(text) as { savedAt: number }).savedAt, bytes };
+  }
+
+  /** comis_tools.resume(): the last checkpoint as untrusted data, or null. */
+  resume(): { type: 'Checkpoint'; state: unknown; savedAt: number; untrusted: true } | null {
+    let saved: { state: unknown; savedAt: number };
+    try {
+      saved = JSON.parse(readFileSync(join(this.dir, 'checkpoint.json'), 'utf8')) as { state: unknown; savedAt: number };
+    } catch {
+      return null;
+    }
+    return { type: 'Checkpoint', state: sanitizeUntrustedValue(saved.state), savedAt: saved.savedAt, untrusted: true };
+  }
+
+  /**
+   * Appends one call to the recording. Bounded (four times the per-file cap,
+   * autonomy.limits.resultFileMb): past it the recording stops and is marked
+   * incomplete (a replay then refuses).
+   */
+  record(tool: string, args: unknown, outcome: { result: unknown } | { error: { code: string; message: string } }): void {
+    const i = this.calls++;
+    if (this.recordFd === undefined) return;
+    const line = `${JSON.stringify({ i, tool, args, ...outcome })}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (this.recordBytes + bytes > this.caps.maxFileBytes * 4) {
+      writeFileSync(join(this.dir, 'calls.truncated'), `${i}\n`, { mode: 0o600 });
+      this.close();
+      return;
+    }
+    writeSync(this.recordFd, line);
+    this.recordBytes += bytes;
+    this.recorded++;
+  }
+
+  /** The run's bounded stdout, for a replay to compare against. */
+  saveStdout(text: string): void {
+    try {
+      writeFileSync(join(this.dir, 'stdout.txt'), text, { mode: 0o600, flag: 'wx' });
+    } catch {
+      /* best effort: a replay without it reports no output comparison */
+    }
+  }
+
+  close(): void {
+    if (this.recordFd !== undefined) closeSync(this.recordFd);
+    this.recordFd = undefined;
+  }
+}

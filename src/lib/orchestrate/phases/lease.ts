@@ -1,0 +1,23 @@
+/**
+ * Phase 2, lease: the run's own attenuation of the agent's assembly lease.
+ * The assembly lease is revoked by cleanup, which revokes the run lease with it.
+ */
+import type { Capability } from '../../capabilities/capabilities.js';
+import { LeaseRegistry, newId } from '../../capabilities/lease.js';
+
+export interface RunLease {
+  runId: string;
+  registry: LeaseRegistry;
+  assembly: ReturnType<LeaseRegistry['mintAssembly']>;
+  lease: ReturnType<LeaseRegistry['mintRun']>['lease'];
+  /** The bearer the script presents on the socket (handed over in its environment only). */
+  bearer: string;
+}
+
+export function mintRunLease(agentId: string, agentCaps: readonly Capability[], timeoutMs: number, shared?: LeaseRegistry): RunLease {
+  const runId = newId('r');
+  const registry = shared ?? new LeaseRegistry();
+  const assembly = registry.mintAssembly(agentId, agentCaps, timeoutMs + 120_000);
+  const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 });
+  return { runId, registry, assembly, lease, bearer };
+}

@@ -1,0 +1,156 @@
+/**
+ * Phase 4, socket: the run's tools behind the lease-gated capability socket.
+ * The tools work in the run's {@link ToolContext}; DuckDB slicing and MCP
+ * servers start on first use and are closed by {@link RunServices.close}.
+ */
+import { CapCallError } from '../../capsocket/protocol.js';
+import { listenCapSocket, type CapSocket } from '../../capsocket/server.js';
+import type { ResolvedAgent } from '../../config/load.js';
+import { createRunMcp, type RunMcp } from '../../mcp/run-surface.js';
+import { logToolFailure } from '../../obs/logger.js';
+import type { AgentSurface } from '../../policy/surface.js';
+import type { SliceQueryRunner } from '../../resultref/duckdb/run-slice-query.js';
+import { liveRef, type ResultStore } from '../../resultref/materialize.js';
+import type { AuditRow } from '../../store/runs.js';
+import type { ToolContext } from '../../tools/context.js';
+import { grepTool, type GrepArgs } from '../../tools/grep.js';
+import { memoryGetTool, memorySearchTool, type MemorySearchArgs } from '../../tools/memory.js';
+import { readTool, type ReadArgs } from '../../tools/read.js';
+import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../../tools/web-fetch.js';
+import { writeTool, type WriteArgs } from '../../tools/write.js';
+import type { WebSearchArgs } from '../../web/search/tool.js';
+import { createDispatcher, type CapabilityAudited, type ToolImpl } from '../dispatch.js';
+import type { DurableRun } from '../durable.js';
+import type { RunLease } from './lease.js';
+
+/** The run's daemon-side services the socket's tools reach (started lazily; closed at cleanup). */
+export interface RunServices {
+  mcp: RunMcp;
+  getSlicer: () => Promise<SliceQueryRunner>;
+  /** Every DuckDB child and MCP server of the run is gone once this resolves. */
+  close: () => Promise<void>;
+}
+
+export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolContext & { results: ResultStore }, hostUid: number, resultsDir: string, options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown }): RunServices {
+  // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
+  // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
+  let slicer: Promise<SliceQueryRunner> | undefined;
+  const getSlicer = (): Promise<SliceQueryRunner> =>
+    (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
+  // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
+  // A replay starts no MCP server: its surface has none, so every mcp call is refused.
+  const mcp: RunMcp = createRunMcp({ servers: options.replayTools ? {} : agent.mcpServers, allow: options.replayTools ? [] : agent.config.autonomy.mcp?.allow, home, results: ctx.results, runEnded: ctx.runEnded!, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
+  options.onMcp?.(mcp);
+  return {
+    mcp,
+    getSlicer,
+    close: async () => {
+      // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
+      await slicer?.then((x) => x.close(), () => undefined);
+      // Every MCP server the run started is gone (its whole process tree) before the run returns.
+      await mcp.close().catch(() => undefined);
+    },
+  };
+}
+
+export interface SocketPhase {
+  agent: ResolvedAgent;
+  home: string;
+  surface: AgentSurface;
+  lease: RunLease;
+  ctx: ToolContext & { results: ResultStore };
+  services: RunServices;
+  sockDir: string;
+  hostUid: number;
+  webFetchDeps?: WebFetchDeps;
+  /** A durable run: checkpoint/resume act on its area, and every tool call is recorded for replay. */
+  durable?: DurableRun;
+  /**
+   * Replay: the tools answer from this instead of acting (see replay.ts); the
+   * gate in front of them is the same.
+   */
+  tools?: Record<string, ToolImpl>;
+  /** The socket's largest request frame (a durable run's takes a 1 MiB checkpoint). */
+  maxFrameBytes?: number;
+  /** Each decision of the gate, as a content-free audit row (and an event). */
+  onAudit: (row: AuditRow, event: CapabilityAudited) => void;
+}
+
+/** The run's tools by table name, as the dispatcher calls them after the gate. */
+function runTools(p: SocketPhase): Record<string, ToolImpl> {
+  const { ctx, agent, services } = p;
+  const sliceFailure = (r: { error: string; code: string }): unknown => {
+    // An absent DuckDB degrades honestly to an {error}; anything else is a refusal the script sees thrown.
+    if (r.code === 'duckdb_missing') return { error: r.error };
+    throw new CapCallError(r.code, r.error);
+  };
+  return {
+    read: (args) => readTool(ctx, args as ReadArgs),
+    grep: (args) => grepTool(ctx, args as GrepArgs),
+    write: (args) => writeTool(ctx, args as WriteArgs),
+    memory_search: (args) => memorySearchTool(ctx, { home: p.home }, args as MemorySearchArgs),
+    memory_get: (args) => memoryGetTool(ctx, args as { path: string }),
+    // undici loads on the first search only (no other run or command pays for it).
+    web_search: async (args) => (await import('../../web/search/tool.js')).webSearchTool(ctx, agent, args as WebSearchArgs),
+    web_fetch: (args) => webFetchTool(ctx, agent.config.web.fetch, args as WebFetchArgs, p.webFetchDeps),
+    ref_sql: async (args) => {
+      const { ref, query } = args as { ref: string; query: string };
+      liveRef(ctx.results, ref);
+      const r = await (await services.getSlicer()).query(query);
+      return 'error' in r ? sliceFailure(r) : r.rows;
+    },
+    ref_jsonpath: async (args) => {
+      const { ref, expr } = args as { ref: string; expr: string };
+      liveRef(ctx.results, ref);
+      const r = await (await services.getSlicer()).jsonpath(ref, expr);
+      return 'error' in r ? sliceFailure(r) : r.value;
+    },
+    checkpoint: (args) => durable(p).checkpoint(args as { state?: unknown }),
+    resume: () => durable(p).resume(),
+  };
+}
+
+function durable(p: SocketPhase): DurableRun {
+  if (p.durable) return p.durable;
+  throw new CapCallError('durability_off', `checkpoint() and resume() need durable runs: set agents.${p.agent.id}.autonomy.durability {enabled: true, orchestrateResume: true}`);
+}
+
+/** Every call of a durable run, recorded in order with what it returned or threw (the replay's script). */
+function recorded(tools: Record<string, ToolImpl>, run: DurableRun): Record<string, ToolImpl> {
+  return Object.fromEntries(
+    Object.entries(tools).map(([name, impl]) => [
+      name,
+      async (args: unknown) => {
+        try {
+          const result = await impl(args);
+          run.record(name, args, { result });
+          return result;
+        } catch (err) {
+          run.record(name, args, { error: { code: err instanceof CapCallError ? err.code : 'internal', message: err instanceof CapCallError ? err.message : 'internal error' } });
+          throw err;
+        }
+      },
+    ]),
+  );
+}
+
+/** Listens on the run's socket; sockDir stays ours (the jail uid reaches the socket through the mount stage, never the directory). */
+export async function openRunSocket(p: SocketPhase): Promise<CapSocket> {
+  const { lease } = p;
+  return listenCapSocket({
+    dir: p.sockDir,
+    clientUid: p.hostUid,
+    ...(p.maxFrameBytes ? { limits: { maxFrameBytes: p.maxFrameBytes } } : {}),
+    handler: createDispatcher({
+      registry: lease.registry,
+      socketId: lease.runId,
+      agentId: p.agent.id,
+      surfaces: { write: p.surface.write },
+      dropped: p.surface.dropped,
+      mcp: p.services.mcp.surface,
+      tools: p.tools ?? (p.durable ? recorded(runTools(p), p.durable) : runTools(p)),
+      audit: (event) => p.onAudit({ leaseId: event.leaseId, runId: event.runId, tool: event.tool, capability: event.capability, decision: event.decision, reason: event.reason, at: event.at }, event),
+      onInternalError: (tool, err) => logToolFailure({ runId: lease.runId, leaseId: lease.lease.leaseId, tool, error: err }),
+    }),
+  });
+}

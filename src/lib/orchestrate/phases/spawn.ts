@@ -1,0 +1,70 @@
+/**
+ * Phase 5, spawn: the script's command, environment and mounts, and the jail
+ * started under its deadline supervisor. The script gets its lease bearer
+ * and socket path in its environment; nothing else of comis.
+ */
+import type { JailedProcess } from '../../jail/types.js';
+import type { AgentSurface } from '../../policy/surface.js';
+import type { RunDirectory } from '../run-dir.js';
+import type { ScriptLanguage } from '../transpile.js';
+import { JAIL_RUN_DIR, JAIL_SOCKET, JAIL_WORKSPACE } from './constants.js';
+import type { PreparedRun } from './prepare.js';
+import type { AgentJail } from './run-dir.js';
+
+export interface SpawnPhase {
+  prepared: PreparedRun;
+  language: ScriptLanguage;
+  limits: Parameters<PreparedRun['jail']['spawnJail']>[0]['limits'] & { workspaceMb: number; workspaceInodes: number };
+  runId: string;
+  bearer: string;
+  agentJail: AgentJail;
+  dir: RunDirectory;
+  socketPath: string;
+  surface: AgentSurface;
+  /** A replay: the workspace is bound read-only (the jail's /tmp is its only scratch). */
+  readOnlyWorkspace?: boolean;
+}
+
+export function spawnScript(p: SpawnPhase): JailedProcess {
+  const { interpreter, script, jail } = p.prepared;
+  const command =
+    p.language === 'py'
+      ? [interpreter.jailPath, ...(interpreter.args ?? []), '-E', '-s', '-B', `${JAIL_RUN_DIR}/${script.fileName}`]
+      : [interpreter.jailPath, ...(interpreter.args ?? []), ...script.nodeFlags, `${JAIL_RUN_DIR}/${script.fileName}`];
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: '/tmp',
+    LANG: 'C.UTF-8',
+    TMPDIR: '/tmp',
+    COMIS_CAP_LEASE: p.bearer,
+    COMIS_ORCH_SOCKET: JAIL_SOCKET,
+    COMIS_RUN_ID: p.runId,
+    COMIS_WORKSPACE: JAIL_WORKSPACE,
+  };
+  if (p.language === 'py') {
+    env.PYTHONPATH = JAIL_RUN_DIR;
+    env.PYTHONDONTWRITEBYTECODE = '1';
+    env.PYTHONUNBUFFERED = '1';
+  }
+  const { workspaceReal, hostUid, readOnlyMounts } = p.agentJail;
+  return jail.spawnJail({
+    command,
+    mounts: [
+      ...interpreter.mounts,
+      ...readOnlyMounts,
+      // A coordinator's own scripts mutate nothing: its workspace is read-only (heavy work goes to children).
+      { kind: p.surface.role === 'coordinator' || p.readOnlyWorkspace ? 'ro' : 'rw', source: workspaceReal, target: JAIL_WORKSPACE },
+      { kind: 'ro', source: p.dir.resultsDir, target: `${JAIL_WORKSPACE}/results` },
+      { kind: 'ro', source: p.dir.sdkDir, target: JAIL_RUN_DIR },
+      { kind: 'socket', source: p.socketPath, target: JAIL_SOCKET },
+    ],
+    cwd: JAIL_WORKSPACE,
+    env,
+    limits: p.limits,
+    hostUid,
+    // Counted as the host sees it (as root: every byte, whatever the jail's modes say).
+    writableQuota: { hostPath: workspaceReal, maxBytes: p.limits.workspaceMb * 1024 * 1024, maxEntries: p.limits.workspaceInodes },
+    stdin: 'ignore',
+    deadlineMs: p.prepared.timeoutMs,
+  });
+}
