@@ -11,9 +11,10 @@
  * and every other non-zero exit (a RangeError, a thrown Error, exit(3)).
  */
 
-/** The recoverable classes, in matching order. */
-export const REPAIR_CLASSES = ['bad_import', 'comis_tools_misuse', 'syntax_error', 'type_error'] as const;
-export type RepairClass = (typeof REPAIR_CLASSES)[number];
+import type { RepairClass } from '../store/runs.js';
+
+/** The recoverable classes, in matching order (the closed enum is stored: store/runs.ts). */
+export { REPAIR_CLASSES, type RepairClass } from '../store/runs.js';
 
 /** Why a failed run is not recoverable (content-free, for logs and tests). */
 export type NotRecoverable = 'not_nonzero_exit' | 'signal_death' | 'denied_call' | 'no_match';

@@ -20,29 +20,13 @@
 import type { ModelConfig } from '../config/model-schema.js';
 import { redactSecrets } from '../redact/output-guard.js';
 import type { MethodDigest, RepairLanguage } from '../model/repair-prompt.js';
-import { classifyRepair, type RepairClass } from './repair-class.js';
+import type { RepairOutcome, RepairRecord } from '../store/runs.js';
+import { classifyRepair } from './repair-class.js';
+
+export type { RepairOutcome, RepairRecord } from '../store/runs.js';
 
 /** The most time the model round (all attempts and waits) may take; the run's lease covers it. */
 export const REPAIR_BUDGET_MS = 120_000;
-
-/**
- * What became of a failed run's repair. Attempted (the model was asked):
- * `repaired` (the repaired script succeeded), `rerun_failed` (it failed too:
- * the original error stands), `refused` (its pre-flight refused it, it never
- * ran), `model_error` (no usable answer: HTTP error, timeout, too large, not a
- * chat completion), `no_fix` (the answer held no code, or the same script).
- * Not attempted: `not_recoverable`, `class_off` (a mid or frontier model),
- * `no_model` (none configured), `disabled` (--no-repair).
- */
-export const REPAIR_OUTCOMES = ['repaired', 'rerun_failed', 'refused', 'model_error', 'no_fix', 'not_recoverable', 'class_off', 'no_model', 'disabled'] as const;
-export type RepairOutcome = (typeof REPAIR_OUTCOMES)[number];
-
-export interface RepairRecord {
-  attempted: boolean;
-  /** The recoverable class (null: not recoverable). */
-  class: RepairClass | null;
-  outcome: RepairOutcome;
-}
 
 export type RepairGate = 'on' | 'class_off' | 'no_model' | 'disabled';
 
