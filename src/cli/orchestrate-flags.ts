@@ -19,6 +19,7 @@ export const ORCHESTRATE_FLAGS = {
   'timeout-ms': { type: 'integer', min: 0, max: 600_000, description: 'Wall-clock timeout in ms: 100 to 600000, or 0 for the default (from config, 60000).' },
   yes: { type: 'boolean', char: 'y', description: "Approve the run's capability footprint without asking (when approvals are on)." },
   quiet: { type: 'boolean', char: 'q', description: 'On success, print nothing but the script\'s stdout (no closing summary line on stderr).' },
+  'no-repair': { type: 'boolean', description: "No one-shot repair for this run, even when the agent's model class (nano, small) would get one: the first failure is the result. For debugging." },
   raw: { type: 'boolean', description: "Write the script's stdout to a terminal as is, control characters and escape sequences included (default: shown escaped when stdout is a TTY)." },
 } as const satisfies Record<string, FlagSpec>;
 
@@ -33,6 +34,8 @@ export interface OrchestrateInput {
   raw?: boolean;
   /** No closing summary line on success. */
   quiet?: boolean;
+  /** No one-shot repair for this run. */
+  noRepair?: boolean;
 }
 
 /** The smallest timeout a run may have (the rule lives with the run path, shared with `comis mcp serve`). */

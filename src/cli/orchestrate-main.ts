@@ -53,6 +53,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     timeoutMs,
     mark,
     approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
+    noRepair: input.noRepair === true,
     onWarning: io.addWarning,
   });
   mark('recorded');

@@ -71,7 +71,7 @@ export function buildRepairMessages(req: RepairRequest): ChatMessage[] {
     '',
     'SDK:',
     `  ${IMPORT_LINE[req.language]}`,
-    `  ${CALL_EXAMPLE[req.language]}   // one object of parameters`,
+    `  ${CALL_EXAMPLE[req.language]}   ${req.language === 'py' ? '#' : '//'} one object of parameters`,
     '',
     'Methods this agent holds (comis_tools.describe()):',
     methods,

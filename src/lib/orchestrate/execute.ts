@@ -34,7 +34,7 @@ export function newSessionKey(): string {
 }
 
 /** What a front end passes: the runner's own options (same names, same meaning), a resolved timeout and a warning sink. */
-export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'signal' | 'mark'> & {
+export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'signal' | 'mark' | 'noRepair'> & {
   /** Already resolved by {@link resolveRequestedTimeout} (undefined: the agent's default). */
   timeoutMs?: number | undefined;
   /** A store problem costs the record, never the output: it is reported here. */
@@ -84,6 +84,7 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
     ...(options.mark ? { mark: options.mark } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.noRepair ? { noRepair: true } : {}),
     onEvent: (event) => {
       if (event.type === 'run:started') void openTheStore();
     },
