@@ -41,7 +41,7 @@ const model = (fake: FakeModel, cls?: string, extra = ''): string =>
 const attempts = (ws: string): string[] => (existsSync(join(ws, 'attempts.txt')) ? readFileSync(join(ws, 'attempts.txt'), 'utf8').trim().split('\n') : []);
 const fenced = (code: string): string => `Here is the fixed script:\n\n\`\`\`python\n${code}\`\`\`\n`;
 
-describe('one-shot repair (comis orchestrate)', () => {
+describe('one-shot repair (comis orchestrate)', { timeout: 240_000 }, () => {
   it('small + bad import: one model request, two spawns, the repaired stdout, one success record with repair.outcome repaired', async () => {
     const fake = await startFakeModel({ answer: () => fenced(REPAIRED_PY) });
     const { h, ws } = setup(model(fake, 'small'));
