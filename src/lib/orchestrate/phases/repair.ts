@@ -87,6 +87,7 @@ export async function repairFailedRun(p: RepairPhase): Promise<{ record: RepairR
     },
     {
       preflight: async (source) => {
+        options.mark?.('repair-model');
         try {
           // The same pre-flight as the original, events and marks aside. With approvals on, a footprint
           // within the one already approved needs no second prompt; anything beyond it is asked again.
@@ -100,6 +101,7 @@ export async function repairFailedRun(p: RepairPhase): Promise<{ record: RepairR
             () => undefined,
             () => undefined,
           );
+          options.mark?.('repair-preflight');
           return true;
         } catch (err) {
           if (err instanceof ComisError) return false;
