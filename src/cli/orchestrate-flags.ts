@@ -20,6 +20,7 @@ export const ORCHESTRATE_FLAGS = {
   yes: { type: 'boolean', char: 'y', description: "Approve the run's capability footprint without asking (when approvals are on)." },
   quiet: { type: 'boolean', char: 'q', description: 'On success, print nothing but the script\'s stdout (no closing summary line on stderr).' },
   resume: { type: 'string', description: 'Continue a durable run that timed out or was interrupted: re-spawn its pinned original script (no script argument: new bytes are refused); resume() returns its last checkpoint.' },
+  'no-repair': { type: 'boolean', description: "No one-shot repair for this run, even when the agent's model class (nano, small) would get one: the first failure is the result. For debugging." },
   raw: { type: 'boolean', description: "Write the script's stdout to a terminal as is, control characters and escape sequences included (default: shown escaped when stdout is a TTY)." },
 } as const satisfies Record<string, FlagSpec>;
 
@@ -37,6 +38,8 @@ export interface OrchestrateInput {
   raw?: boolean;
   /** No closing summary line on success. */
   quiet?: boolean;
+  /** No one-shot repair for this run. */
+  noRepair?: boolean;
 }
 
 /** The smallest timeout a run may have (the rule lives with the run path, shared with `comis mcp serve`). */

@@ -69,6 +69,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     timeoutMs,
     mark,
     approve: input.yes ? async () => true : askApproval(script === '-', agent.id),
+    noRepair: input.noRepair === true,
     onWarning: io.addWarning,
   });
   mark('recorded');

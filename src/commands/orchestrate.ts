@@ -35,6 +35,7 @@ Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spaw
     quiet: Flags.boolean({ char: F.quiet.char, description: F.quiet.description, default: false }),
     resume: Flags.string({ description: F.resume.description }),
     raw: Flags.boolean({ description: F.raw.description, default: false }),
+    'no-repair': Flags.boolean({ description: F['no-repair'].description, default: false }),
   };
 
   async run(): Promise<OrchestrateResult> {
@@ -51,6 +52,7 @@ Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spaw
         yes: flags.yes,
         raw: flags.raw,
         quiet: flags.quiet,
+        noRepair: flags['no-repair'],
       },
       { json: this.jsonEnabled(), addWarning: (m) => this.addWarning(m) },
     );

@@ -55,6 +55,12 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'mcp.servers.*.callTimeoutMs': ['test/mcp/client-manager.test.ts', 'a call past callTimeoutMs fails with mcp_timeout'],
   'mcp.servers.*.startupTimeoutMs': ['test/mcp/client-manager.test.ts', 'startupTimeoutMs: an unknown server is mcp_unavailable'],
   'mcp.servers.*.url': ['test/mcp/http-transport.test.ts', 'url, headers and headersFrom'],
+  // The agent's model (issue 18: one-shot repair).
+  'agents.*.model.baseUrl': ['test/e2e/repair.test.ts', 'small + bad import: one model request, two spawns'],
+  'agents.*.model.name': ['test/e2e/repair.test.ts', 'small + bad import: one model request, two spawns'],
+  'agents.*.model.class': ['test/e2e/repair.test.ts', 'frontier (and mid): no model request, one spawn'],
+  'agents.*.model.apiKeyEnv': ['test/security/obs-canary.test.ts', 'the model key (model.apiKeyEnv) reaches the model and nothing else'],
+  'agents.*.model.timeoutMs': ['test/e2e/repair.test.ts', 'an answer with no code, a 429 then a slow answer past model.timeoutMs'],
   'agents.*.web.search.provider': ['test/web/web-search.test.ts', 'searxng: GET /search?q=…&format=json'],
   'agents.*.web.search.baseUrl': ['test/web/web-search.test.ts', 'searxng: GET /search?q=…&format=json'],
   'agents.*.web.search.apiKeyEnv': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token'],

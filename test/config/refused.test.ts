@@ -29,8 +29,6 @@ function problemsOf(text: string): Problem[] {
 
 describe('keys that are not supported yet', () => {
   const cases: [string, string, number, string][] = [
-    ['model (a name)', 'agents:\n  ops:\n    model: gpt-5.1\n', 3, 'agents.ops.model'],
-    ['model.baseUrl', 'agents:\n  ops:\n    model:\n      baseUrl: http://127.0.0.1:1/v1\n', 4, 'agents.ops.model.baseUrl'],
     ['budget.maxTokens', 'agents:\n  ops:\n    budget:\n      maxTokens: 1000\n', 4, 'agents.ops.budget.maxTokens'],
     ['budget.maxCostUsd', 'agents:\n  ops:\n    budget:\n      maxCostUsd: 5\n', 4, 'agents.ops.budget.maxCostUsd'],
     ['security.permission.enableNodePermissions', 'security:\n  permission:\n    enableNodePermissions: true\n', 3, 'security.permission.enableNodePermissions'],
@@ -47,8 +45,8 @@ describe('keys that are not supported yet', () => {
   }
 
   it('names every refused key and still validates the rest, in one error', () => {
-    const problems = problemsOf('agents:\n  ops:\n    model: m\n    budget: {maxTokens: 5}\n    autonomy:\n      profile: root\n');
-    expect(problems.map((p) => p.key)).toEqual(['agents.ops.model', 'agents.ops.budget.maxTokens', 'agents.ops.autonomy.profile']);
+    const problems = problemsOf('agents:\n  ops:\n    budget: {maxTokens: 5, maxCostUsd: 1}\n    autonomy:\n      profile: root\n');
+    expect(problems.map((p) => p.key)).toEqual(['agents.ops.budget.maxTokens', 'agents.ops.budget.maxCostUsd', 'agents.ops.autonomy.profile']);
   });
 
   it('the message of the CLI error carries file:line:column and the key', async () => {
@@ -59,9 +57,9 @@ describe('keys that are not supported yet', () => {
 
   it('never echoes the value of a refused key (it may be a secret)', () => {
     const secret = 'sk-live-REFUSED-SECRET-4242';
-    const problems = problemsOf(`agents:\n  a:\n    model:\n      name: m\n      apiKey: ${secret}\n`);
+    const problems = problemsOf(`agents:\n  a:\n    budget:\n      maxTokens: 5\n      apiKey: ${secret}\n`);
     expect(JSON.stringify(problems)).not.toContain(secret);
-    expect(problems.map((p) => p.key)).toEqual(['agents.a.model.name', 'agents.a.model.apiKey']);
+    expect(problems.map((p) => p.key)).toEqual(['agents.a.budget.maxTokens', 'agents.a.budget.apiKey']);
   });
 
   it('refuses execSandbox.enabled: never (orchestrate never runs unjailed)', () => {

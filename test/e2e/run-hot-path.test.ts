@@ -17,12 +17,15 @@ import { tempDir } from '../helpers/temp.js';
 
 const HEAVY = /\/zod\/|\/yaml\/|undici|linkedom|readability|@modelcontextprotocol|duckdb|\/ink\/|\/react\//;
 
-function traced(home: string, args: string[]): string[] {
+function traced(home: string, args: string[], status = 0): string[] {
   const trace = join(tempDir(), 'trace.txt');
   const res = runComis(args, { home, env: { NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: trace } });
-  expect(res.status, res.stderr).toBe(0);
+  expect(res.status, res.stderr).toBe(status);
   return readFileSync(trace, 'utf8').split('\n');
 }
+
+/** Modules of the one-shot repair that only a failed, repairable run may load. */
+const REPAIR_ONLY = /\/lib\/model\/|\/orchestrate\/phases\/repair\.|\/orchestrate\/repair-digest\.|undici/;
 
 describe('the hot path of a run', () => {
   it('with a cached config (agents, MCP servers and allowlists), a plain run loads no zod, yaml, web, MCP or DuckDB module', () => {
@@ -34,5 +37,23 @@ describe('the hot path of a run', () => {
     expect(first.some((m) => /\/yaml\//.test(m))).toBe(true);
     const second = traced(h.home, ['orchestrate', script]);
     expect(second.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
+  it('an agent with a small model: a run that succeeds, and one whose failure is not recoverable, load no model client, no undici and no repair phase', () => {
+    // Port 9 (discard) on loopback: nothing answers, and a run that does not repair never dials it.
+    const h = makeHome('agents:\n  default:\n    model:\n      baseUrl: http://127.0.0.1:9/v1\n      name: tiny\n      class: small\n');
+    const ok = h.script('ok.mjs', `console.log('fine');`);
+    traced(h.home, ['orchestrate', ok]);
+    expect(traced(h.home, ['orchestrate', ok]).filter((m) => REPAIR_ONLY.test(m))).toEqual([]);
+    // A failure that is not recoverable loads the (small) repair decision, still no model client.
+    const thrown = h.script('thrown.mjs', `throw new RangeError('no');`);
+    const failed = traced(h.home, ['orchestrate', thrown], 1);
+    expect(failed.filter((m) => /\/lib\/model\/|undici/.test(m))).toEqual([]);
+    // Positive control: a recoverable failure attempts the repair, which loads the client and undici
+    // (the model is unreachable: the original error stands).
+    const bad = h.script('bad.mjs', `import { x } from './nope.js';`);
+    const repairing = traced(h.home, ['orchestrate', bad], 1);
+    expect(repairing.some((m) => /\/lib\/model\/client\.js$/.test(m))).toBe(true);
+    expect(repairing.some((m) => /undici/.test(m))).toBe(true);
   });
 });

@@ -98,7 +98,7 @@ describe('fleet', () => {
     expect(web.detail).toBe('orch:web denied 3 times in 1 run, mostly on web_fetch (capability_missing).');
     expect(report.findings.find((f) => f.subject === 'orch:write')!.hint).toMatch(/surface that is off/);
     const eff = report.findings.at(-1)!;
-    expect(eff.data).toEqual({ runs: 10, failedRuns: 7, refusedRuns: 0, runsWithResultRefs: 2, resultRefCount: 4, resultRefBytes: 162_880, estSavedTokens: 39_208 });
+    expect(eff.data).toEqual({ repairsAttempted: 0, repairsSucceeded: 0, runs: 10, failedRuns: 7, refusedRuns: 0, runsWithResultRefs: 2, resultRefCount: 4, resultRefBytes: 162_880, estSavedTokens: 39_208 });
     expect(eff.detail).toContain('an estimated 39208 tokens');
     // Same store, same window: same report.
     expect(fleet(s.db, { since: '24h', now: NOW })).toEqual(report);

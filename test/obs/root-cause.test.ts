@@ -99,9 +99,24 @@ describe('likelyRootCause', () => {
 });
 
 describe('hints name only what exists', () => {
-  it('a non-zero exit promises no automatic repair (there is none)', () => {
+  it('a non-zero exit promises no automatic repair: without a repair record (or a not-recoverable one) it names none', () => {
     const v = likelyRootCause([fail('r-x', 'nonzero_exit')]);
     expect(v.nextSteps.join(' ')).not.toMatch(/repair/i);
+    const nr = likelyRootCause([base({ ...fail('r-x', 'nonzero_exit'), repair: { attempted: false, class: null, outcome: 'not_recoverable' } })]);
+    expect(nr.nextSteps.join(' ')).not.toMatch(/repair/i);
+  });
+
+  it('a failed run says what its own repair record says, and only that', () => {
+    const withRepair = (repair: NonNullable<RunSignals['repair']>): string => likelyRootCause([base({ ...fail('r-x', 'nonzero_exit'), repair })]).nextSteps.join(' ');
+    expect(withRepair({ attempted: true, class: 'bad_import', outcome: 'rerun_failed' })).toMatch(/One automatic repair was tried \(bad_import\): the repaired script failed too/);
+    expect(withRepair({ attempted: true, class: 'syntax_error', outcome: 'refused' })).toMatch(/refused before it ran/);
+    expect(withRepair({ attempted: true, class: 'type_error', outcome: 'model_error' })).toMatch(/agents\.default\.model gave no usable answer/);
+    expect(withRepair({ attempted: true, class: 'type_error', outcome: 'no_fix' })).toMatch(/held no new script/);
+    expect(withRepair({ attempted: false, class: 'bad_import', outcome: 'class_off' })).toMatch(/mid or frontier/);
+    expect(withRepair({ attempted: false, class: 'bad_import', outcome: 'no_model' })).toMatch(/has no model/);
+    expect(withRepair({ attempted: false, class: 'bad_import', outcome: 'disabled' })).toMatch(/--no-repair/);
+    // Never the blanket promise.
+    for (const outcome of ['class_off', 'no_model', 'disabled'] as const) expect(withRepair({ attempted: false, class: 'bad_import', outcome })).not.toMatch(/Small models get/);
   });
 
   it('a policy deny reads as a policy deny, naming the config key, not a capability', () => {

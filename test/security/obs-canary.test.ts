@@ -14,6 +14,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
 import { parseJson } from '../helpers/cli.js';
+import { runComisAsync } from '../helpers/fake-search.js';
+import { startFakeModel } from '../helpers/fake-model.js';
 import { makeHome } from '../helpers/orchestrate.js';
 
 const CANARY = 'CANARY-obs-9c41e7d2';
@@ -158,4 +160,47 @@ await comis_tools.write({ path: '${CANARY}-path', content: planted });
     expect(report.orchestrate[0].refusal).toEqual({ code: 'CAPABILITY_DENIED', reason: 'surface_disabled', capabilities: ['orch:write'], tools: ['write'] });
     expect(files.some((f) => readFileSync(f).includes(report.orchestrate[0].runId))).toBe(true);
   });
+
+  it('the model key (model.apiKeyEnv) reaches the model and nothing else: no output, log, table or request body carries it', async () => {
+    const key = 'sk-model-CANARY-4f0e9b7d2c1a8e36';
+    // A hostile endpoint: a 401 whose error message echoes the whole Authorization header.
+    const fake = await startFakeModel({ answer: () => "```python\nimport os, comis_tools\nprint(sorted(os.environ))\n```" });
+    const h = makeHome(`agents:\n  default:\n    model:\n      baseUrl: ${fake.baseUrl}\n      name: tiny\n      class: small\n      apiKeyEnv: COMIS_TEST_MODEL_KEY\n`);
+    h.workspace();
+    const bad = h.script('bad.py', "import sys\nsys.stderr.write('key? ' + str(__import__('os').environ.get('COMIS_TEST_MODEL_KEY')) + '\\n')\nimport comis_tool\n");
+    const env = { COMIS_TEST_MODEL_KEY: key };
+    const runs = [
+      await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--json', '--verbose'], { home: h.home, env }),
+      await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--verbose'], { home: h.home, env }),
+    ];
+    fake.queue({ kind: 'raw', status: 401, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error', code: 'invalid_api_key' } }) });
+    runs.push(await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--json', '--verbose'], { home: h.home, env }));
+    // Positive controls: the key reached the model (and only as the bearer), the repair ran, and the 401 did echo it.
+    expect(fake.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${key}`, `Bearer ${key}`, `Bearer ${key}`]);
+    const first = parseJson(runs[0]!.stdout).result;
+    expect(first).toMatchObject({ outcome: 'success', repair: { outcome: 'repaired' } });
+    expect(first.stdout).toContain('COMIS_CAP_LEASE'); // the repaired script listed its environment
+    expect(parseJson(runs[2]!.stdout).result).toMatchObject({ outcome: 'failure', repair: { outcome: 'model_error' } });
+    for (const r of fake.requests) expect(r.body).not.toContain(key);
+    const outputs = [
+      ...runs,
+      await runComisAsync(['explain', 'key-canary'], { home: h.home }),
+      await runComisAsync(['explain', 'key-canary', '--json'], { home: h.home }),
+      await runComisAsync(['fleet', '--json'], { home: h.home }),
+      await runComisAsync(['fleet'], { home: h.home }),
+    ];
+    for (const [i, o] of outputs.entries()) {
+      expect(o.stdout, `output ${i}`).not.toContain(key);
+      expect(o.stderr, `output ${i}`).not.toContain(key);
+    }
+    const db = new Database(join(h.home, 'comis.db'), { readonly: true });
+    for (const { name } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]) {
+      expect(JSON.stringify(db.prepare(`SELECT * FROM "${name}"`).all()), name).not.toContain(key);
+    }
+    db.close();
+    const files = [...['comis.db', 'comis.db-wal', 'comis.db-shm'].map((f) => join(h.home, f)).filter(existsSync), ...filesUnder(join(h.home, 'logs')), ...filesUnder(join(h.home, 'cache'))];
+    // Control: the byte scan sees what the log holds (the model error of the third run).
+    expect(files.some((f) => readFileSync(f).includes('model_error'))).toBe(true);
+    for (const file of files) expect(readFileSync(file).includes(key), file).toBe(false);
+  }, 240_000);
 });

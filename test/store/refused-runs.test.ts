@@ -60,11 +60,12 @@ describe('migration 6: refused runs', () => {
     const db = store.db;
     const rowsAfter = db.prepare('SELECT * FROM runs ORDER BY run_id').all() as Record<string, unknown>[];
     expect(rowsAfter).toEqual(
-      (rowsBefore as Record<string, unknown>[]).map((r) => ({ ...r, refusal_code: null, refusal_reason: null, refusal_capabilities: null, refusal_tools: null })),
+      // Migration 10 adds the repair columns, NULL on every old run.
+      (rowsBefore as Record<string, unknown>[]).map((r) => ({ ...r, refusal_code: null, refusal_reason: null, refusal_capabilities: null, refusal_tools: null, repair_attempted: null, repair_class: null, repair_outcome: null })),
     );
     expect(['sessions', 'audit_events', 'run_tool_calls'].map((t) => db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all())).toEqual(otherBefore);
     // Same indexes by name (runs_window also covers the refusal reason), used by the queries.
-    expect(indexes(db).map((i) => i.name)).toEqual(indexesBefore.map((i) => i.name));
+    expect(indexes(db).map((i) => i.name).filter((n) => n !== 'runs_repair')).toEqual(indexesBefore.map((i) => i.name));
     expect(indexes(db).find((i) => i.name === 'runs_window')!.sql).toContain('refusal_reason');
     const plan = (sql: string): string => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ');
     expect(plan("SELECT run_id FROM runs WHERE session_key = 'x' ORDER BY started_at DESC")).toContain('runs_session');

@@ -95,8 +95,7 @@ interface ParserModules {
  * with a test in test/config/key-proofs.test.ts) when the feature lands.
  */
 export const NOT_SUPPORTED_YET: readonly { path: readonly string[]; why: string }[] = [
-  { path: ['agents', '*', 'model'], why: 'nothing uses a model yet (no one-shot repair, no summary condensation).' },
-  { path: ['agents', '*', 'budget'], why: 'comis spends no model tokens or money itself, so there is nothing to budget.' },
+  { path: ['agents', '*', 'budget'], why: 'comis does not meter what its model requests (the one-shot repair) spend yet, so there is nothing to cap.' },
   { path: ['security', 'permission'], why: "Node's permission model is not applied to jailed scripts yet (the jail itself is the boundary)." },
 ];
 
@@ -297,6 +296,9 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
   // log line, error and report comis writes goes through the output guard, which redacts it.
   const keyEnv = agent.web?.search?.apiKeyEnv;
   if (keyEnv !== undefined) registerSecret(process.env[keyEnv]);
+  // The same for the model's key (model.apiKeyEnv): registered before any run, repair or log line.
+  const modelKeyEnv = agent.model?.apiKeyEnv;
+  if (modelKeyEnv !== undefined) registerSecret(process.env[modelKeyEnv]);
   const workspace = agent.workspace
     ? isAbsolute(agent.workspace)
       ? agent.workspace

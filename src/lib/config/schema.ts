@@ -10,13 +10,14 @@
  *
  * Honesty rule: every key here has an effect proven by a test (the table in
  * test/config/key-proofs.test.ts). Keys the seeds define that comis does not
- * implement yet (`model`, `budget`,
+ * implement yet (`budget`,
  * `security.permission`) are not in this schema: the loader refuses them
  * with "`<key>` is not supported yet" at their file and line (load.ts).
  */
 import { z } from 'zod';
 
 import { autonomyMcpSchema, mcpConfigSchema } from './mcp-schema.js';
+import { modelSchema } from './model-schema.js';
 import { webSchema } from './web-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
@@ -226,6 +227,8 @@ export const agentSchema = z
       .default({ toolPolicy: toolPolicySchema.parse({}), execSandbox: execSandboxSchema.parse({}) })
       .describe('Skills and sandbox settings.'),
     web: webSchema.default(webSchema.parse({})),
+    // Optional with no default: no model configured means nothing to ask (no repair).
+    model: modelSchema.optional(),
   })
   .describe('One agent.');
 

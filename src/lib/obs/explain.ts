@@ -26,7 +26,7 @@ import {
   type RunRow,
   type SessionRow,
 } from '../store/obs-queries.js';
-import type { FailureClass, ToolCallTally } from '../store/runs.js';
+import type { FailureClass, RepairRecord, ToolCallTally } from '../store/runs.js';
 import type { Database } from '../store/store.js';
 import { likelyRootCause, type LikelyRootCause } from './root-cause.js';
 
@@ -57,6 +57,8 @@ export interface ExplainRunEntry {
   resultRefs?: { count: number; bytes: number };
   /** Present only when the run materialized ResultRefs and recorded an estimate. */
   savings?: { estSavedTokens: number; savedRatio?: number };
+  /** Present only when the run's first attempt failed: what the one-shot repair did (content-free). */
+  repair?: RepairRecord;
 }
 
 /** One child of a coordinator plan run (`comis run`): ids, states, counts and sizes only. */
@@ -150,6 +152,7 @@ function toEntry(run: RunRow, toolCalls: ToolCallTally[], denies: readonly DenyT
   };
   if (outcome === 'failure' && run.failureClass) entry.failureClass = run.failureClass;
   if (outcome === 'refused' && run.refusal) entry.refusal = run.refusal;
+  if (run.repair) entry.repair = run.repair;
   const policy = denies.filter((d) => isPolicyDeny(d.reason)).map(({ tool, reason, count }) => ({ tool, reason, count }));
   if (policy.length > 0) entry.policyDenies = policy;
   if (run.resultRefCount > 0) {
@@ -219,6 +222,7 @@ function buildReport(db: Database, scope: 'session' | 'run', session: SessionRow
       exitCode: run.exitCode,
       failureClass: run.failureClass,
       refusal: run.refusal,
+      repair: run.repair,
       durationMs: run.durationMs,
       toolCalls: a.toolCalls,
       denies: a.denies,

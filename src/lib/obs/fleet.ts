@@ -132,7 +132,8 @@ function efficiencyFinding(s: WindowRunStats): FleetFinding {
     count: s.runs,
     detail:
       `${plural(s.runs, 'orchestrate run')} (${s.failures} failed${s.refused > 0 ? `, ${s.refused} refused before they started` : ''}); ${plural(s.runsWithResultRefs, 'run')} materialized ` +
-      `${plural(s.resultRefCount, 'ResultRef')} (${s.resultRefBytes} bytes), an estimated ${s.estSavedTokens} tokens kept out of context.`,
+      `${plural(s.resultRefCount, 'ResultRef')} (${s.resultRefBytes} bytes), an estimated ${s.estSavedTokens} tokens kept out of context.` +
+      (s.repairs.attempted > 0 ? ` ${plural(s.repairs.attempted, 'one-shot repair')} attempted, ${s.repairs.succeeded} succeeded.` : ''),
     hint: 'estSavedTokens is an estimate: (materialized ResultRef bytes − stdout chars re-entered) / 4, clamped at 0.',
     data: {
       runs: s.runs,
@@ -142,6 +143,8 @@ function efficiencyFinding(s: WindowRunStats): FleetFinding {
       resultRefCount: s.resultRefCount,
       resultRefBytes: s.resultRefBytes,
       estSavedTokens: s.estSavedTokens,
+      repairsAttempted: s.repairs.attempted,
+      repairsSucceeded: s.repairs.succeeded,
     },
   };
 }
@@ -265,6 +268,6 @@ export function emptyFleet(options: FleetOptions = {}): FleetReport {
   return {
     window: { spec, since: new Date(since).toISOString(), until: new Date(until).toISOString() },
     runCount: 0,
-    findings: [efficiencyFinding({ runs: 0, failures: 0, runsWithResultRefs: 0, resultRefCount: 0, resultRefBytes: 0, estSavedTokens: 0, failureClasses: [], refused: 0, refusalReasons: [] })],
+    findings: [efficiencyFinding({ runs: 0, failures: 0, runsWithResultRefs: 0, resultRefCount: 0, resultRefBytes: 0, estSavedTokens: 0, failureClasses: [], refused: 0, refusalReasons: [], repairs: { attempted: 0, succeeded: 0 } })],
   };
 }

@@ -74,7 +74,8 @@ export function renderExplainText(report: ExplainReport, style: TextStyle = PLAI
   out.push('');
   const rows = report.orchestrate.map((e) => [
     e.runId,
-    e.outcome,
+    // A repair the model was asked for shows with the outcome: `success (repaired: bad_import)`, `failure (repair rerun_failed)`.
+    e.repair?.attempted ? `${e.outcome} (${e.repair.outcome === 'repaired' ? `repaired: ${e.repair.class ?? '-'}` : `repair ${e.repair.outcome}`})` : e.outcome,
     e.failureClass ?? '-',
     e.exitCode === null ? '-' : String(e.exitCode),
     formatDuration(e.durationMs),

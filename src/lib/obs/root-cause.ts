@@ -13,7 +13,7 @@
  * ran) is a deny made in pre-flight: it ranks with the denies, after the ones
  * that reached the socket (those ran and may have done part of their work).
  */
-import type { FailureClass, ToolCallTally } from '../store/runs.js';
+import type { FailureClass, RepairRecord, ToolCallTally } from '../store/runs.js';
 import { isPolicyDeny, type DenyReason, type DenyTally, type RunRefusal } from '../store/obs-queries.js';
 
 export const ROOT_CAUSE_SIGNALS = ['spawn_fail', 'timeout', 'stdout_cap', 'deny', 'refused', 'nonzero_exit', 'failure', 'none'] as const;
@@ -29,6 +29,8 @@ export interface RunSignals {
   failureClass?: FailureClass | undefined;
   /** Only for a run refused before it started. */
   refusal?: RunRefusal | undefined;
+  /** Only when the run's first attempt failed: what the one-shot repair did. */
+  repair?: RepairRecord | undefined;
   durationMs: number | null;
   toolCalls: readonly ToolCallTally[];
   denies: readonly DenyTally[];
@@ -119,6 +121,35 @@ function refusalSteps(r: RunRefusal, agentId: string): string[] {
   }
 }
 
+/**
+ * What a failed run's repair record says, as a next step: only what happened
+ * to that run (its agent's model class decided), so no hint promises a repair
+ * that did not or could not happen. Nothing for a run that was not recoverable.
+ */
+function repairSteps(run: RunSignals): string[] {
+  const r = run.repair;
+  if (!r || r.outcome === 'not_recoverable') return [];
+  const cls = r.class ?? 'recoverable';
+  switch (r.outcome) {
+    case 'rerun_failed':
+      return [`One automatic repair was tried (${cls}): the repaired script failed too, so this is the original error; fix the script by hand.`];
+    case 'refused':
+      return [`One automatic repair was tried (${cls}): the repaired script needed a capability or tool agent "${run.agentId}" lacks and was refused before it ran; the original error stands.`];
+    case 'model_error':
+      return [`One automatic repair was tried (${cls}) but agents.${run.agentId}.model gave no usable answer (see $COMIS_HOME/logs/comis.log); the original error stands.`];
+    case 'no_fix':
+      return [`One automatic repair was tried (${cls}) but the model's answer held no new script; the original error stands.`];
+    case 'class_off':
+      return [`No automatic repair (${cls}): the model class of agent "${run.agentId}" is mid or frontier, and only nano and small models get one.`];
+    case 'no_model':
+      return [`No automatic repair (${cls}): agent "${run.agentId}" has no model (agents.${run.agentId}.model) to ask.`];
+    case 'disabled':
+      return [`No automatic repair (${cls}): it was turned off for this run (--no-repair).`];
+    default:
+      return [];
+  }
+}
+
 function failed(run: RunSignals, cls: FailureClass): boolean {
   return run.failureClass === cls;
 }
@@ -189,6 +220,7 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
       detail: `Run ${r.runId} exited with code ${r.exitCode ?? 'unknown'} (nonzero_exit)${ms(r)}.`,
       nextSteps: [
         'Re-run the script with `comis orchestrate` to see the stderr tail it prints on failure (explain keeps no stderr: it is content-free).',
+        ...repairSteps(r),
       ],
     }),
   },

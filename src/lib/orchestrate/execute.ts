@@ -34,7 +34,7 @@ export function newSessionKey(): string {
 }
 
 /** What a front end passes: the runner's own options (same names, same meaning), a resolved timeout and a warning sink. */
-export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'signal' | 'mark' | 'resumeOf'> & {
+export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'signal' | 'mark' | 'resumeOf' | 'noRepair'> & {
   /** Already resolved by {@link resolveRequestedTimeout} (undefined: the agent's default). */
   timeoutMs?: number | undefined;
   /** A store problem costs the record, never the output: it is reported here. */
@@ -85,6 +85,7 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.resumeOf ? { resumeOf: options.resumeOf } : {}),
+    ...(options.noRepair ? { noRepair: true } : {}),
     onEvent: (event) => {
       if (event.type === 'run:started') void openTheStore();
     },

@@ -18,7 +18,7 @@ import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import type { RunMcp } from '../mcp/run-surface.js';
 import { logRunEvent } from '../obs/logger.js';
-import type { AuditRow, FailureClass, RunRecord, ToolCallTally } from '../store/runs.js';
+import type { AuditRow, FailureClass, RepairRecord, RunRecord, ToolCallTally } from '../store/runs.js';
 import type { WebFetchDeps } from '../tools/web-fetch.js';
 import { durableRuns } from '../config/durability.js';
 import type { CapabilityAudited, ToolImpl } from './dispatch.js';
@@ -33,6 +33,7 @@ import { openAgentJail, openRunDir, toolContext } from './phases/run-dir.js';
 import { openRunSocket, startRunServices } from './phases/socket.js';
 import { spawnScript } from './phases/spawn.js';
 import { slicesResults, type Footprint } from './preflight.js';
+import { REPAIR_BUDGET_MS, repairGate } from './repair.js';
 import type { ScriptLanguage } from './transpile.js';
 
 export { JAIL_RUN_DIR, JAIL_SOCKET, JAIL_WORKSPACE, MAX_TIMEOUT_MS, SECOND_LINE_GRACE_MS, STDERR_TAIL_CHARS, STDOUT_FLOOD_MIN_BYTES } from './phases/constants.js';
@@ -101,6 +102,10 @@ export interface OrchestrateOptions {
   mcpNoPidNamespace?: boolean;
   /** Tests only: web_fetch's resolver and dialler (a stub resolver, a recording dialler that refuses non-loopback). */
   webFetchDeps?: WebFetchDeps;
+  /** No one-shot repair for this run (`--no-repair`, for debugging); otherwise the agent's model class decides. */
+  noRepair?: boolean;
+  /** Tests and benchmarks only: the model client's first backoff step. */
+  repairBackoffMs?: number;
 }
 
 export interface OrchestrateResult {
@@ -127,6 +132,8 @@ export interface OrchestrateResult {
   resumable?: { runId: string; expiresAt: number; checkpoint: boolean };
   /** A durable run: its pinned script and recording are kept for `comis replay <runId>`. */
   durable?: boolean;
+  /** Only when the first attempt failed: what the one-shot repair did (content-free). */
+  repair?: RepairRecord;
 }
 
 /** What a finished run yields: the caller-facing result, and the content-free record to store. */
@@ -147,11 +154,15 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
 
   const prepared = await prepareRun(options, emit, mark);
   const { timeoutMs, surface } = prepared;
-  const lease = mintRunLease(options.agent.id, prepared.agentCaps, timeoutMs, options.leaseRegistry);
+  // A run that may be repaired keeps its lease through the model round and one re-run (coordinator
+  // children, which tee their stdout to a file, are not repaired).
+  const repairable = options.stdoutFile === undefined && repairGate(options.agent.config.model, options.noRepair === true) === 'on';
+  const lease = mintRunLease(options.agent.id, prepared.agentCaps, timeoutMs, options.leaseRegistry, repairable ? REPAIR_BUDGET_MS + timeoutMs : 0);
   const { runId } = lease;
   // Aborted by cleanup: tool work still running for this run stops with it.
   const parts: RunParts = { lease, runEnded: new AbortController(), stdout: new StdoutCollector(limits.stdoutCapBytes) };
-  const stdout = parts.stdout!;
+  let stdout = parts.stdout!;
+  let repair: RepairRecord | undefined;
   const audit: AuditRow[] = [];
   const verdict: RunVerdict = { exitCode: null, stderr: '' };
   let started: number;
@@ -195,8 +206,18 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       const exit = await collectRun(child, stdout, verdict, { timeoutMs, ...(options.secondLineTimerMs === undefined ? {} : { secondLineTimerMs: options.secondLineTimerMs }), ...(options.signal ? { signal: options.signal } : {}) });
       mark('exited');
       classifyRun(exit, stdout.bytes, verdict, limits);
-      // Seam between classify and record: a step that looks at the verdict while the run
-      // directory still exists (issue 18's one-shot repair) slots in here.
+      // Seam between classify and record: the one-shot repair of a failed run (loaded only then),
+      // in the same run directory, socket and lease; the original verdict stands unless it succeeded.
+      if (verdict.failureClass !== undefined && options.stdoutFile === undefined && options.replayTools === undefined) {
+        const { repairFailedRun } = await import('./phases/repair.js');
+        const repaired = await repairFailedRun({ options, prepared, lease, agentJail, dir: parts.dir, socketPath: parts.socket.path, audit, verdict, limits });
+        repair = repaired.record;
+        if (repair.outcome === 'repaired' && repaired.rerun) {
+          Object.assign(verdict, { failureClass: undefined, exitCode: repaired.rerun.verdict.exitCode, stderr: '' });
+          stdout = repaired.rerun.stdout;
+        }
+        mark('repair');
+      }
     } catch (err) {
       if (err instanceof ComisError) throw err;
       verdict.failureClass = 'spawn_fail';
@@ -214,6 +235,10 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     durable.run.saveStdout(outcome.public.stdout);
     outcome.public.durable = true;
     if (verdict.failureClass === 'timeout') outcome.public.resumable = { runId, expiresAt: Date.now() + durable.ttlMs, checkpoint: durable.run.checkpointRef !== undefined };
+  }
+  if (repair) {
+    outcome.public.repair = repair;
+    outcome.record.repair = repair;
   }
   emit({ type: 'run:finished', result: outcome.public });
   return outcome;

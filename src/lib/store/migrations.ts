@@ -260,5 +260,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX resumable_runs_status ON resumable_runs(status);
     `,
   },
+  {
+    version: 10,
+    name: 'one-shot repair of a failed run',
+    // Content-free: whether the model was asked, the recoverable class and the outcome,
+    // closed enums (store/runs.ts REPAIR_CLASSES, REPAIR_OUTCOMES); NULL on a run that
+    // did not fail the first time (and on runs recorded before this migration).
+    // runs_repair serves fleet's repairs count without touching runs_window.
+    sql: `
+      ALTER TABLE runs ADD COLUMN repair_attempted INTEGER CHECK (repair_attempted IN (0, 1));
+      ALTER TABLE runs ADD COLUMN repair_class TEXT CHECK (repair_class IN ('bad_import', 'comis_tools_misuse', 'syntax_error', 'type_error'));
+      ALTER TABLE runs ADD COLUMN repair_outcome TEXT CHECK (repair_outcome IN ('repaired', 'rerun_failed', 'refused', 'model_error', 'no_fix', 'not_recoverable', 'class_off', 'no_model', 'disabled'));
+      CREATE INDEX runs_repair ON runs(started_at, repair_outcome) WHERE repair_attempted = 1;
+    `,
+  },
 ];
 

@@ -15,6 +15,9 @@ import type { Database } from './store.js';
 import {
   FAILURE_CLASSES,
   REFUSAL_CODES,
+  REPAIR_CLASSES,
+  REPAIR_OUTCOMES,
+  ATTEMPTED_REPAIR_OUTCOMES,
   REFUSAL_REASONS,
   UNKNOWN_NAME,
   isKnownCapability,
@@ -22,6 +25,9 @@ import {
   type FailureClass,
   type RefusalCode,
   type RefusalReason,
+  type RepairClass,
+  type RepairOutcome,
+  type RepairRecord,
   type ToolCallTally,
 } from './runs.js';
 
@@ -84,6 +90,8 @@ export interface RunRow {
   resultRefBytes: number;
   estSavedTokens: number | null;
   savedRatio: number | null;
+  /** Only for a run whose first attempt failed: what the one-shot repair did. */
+  repair: RepairRecord | undefined;
 }
 
 /** Why a run was refused before it started: closed enums and names of the tool table only. */
@@ -108,7 +116,8 @@ export interface RunAudit {
 }
 
 const RUN_COLUMNS = `run_id, session_key, agent_id, lease_id, started_at, duration_ms, outcome, exit_code, failure_class,
-  result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio, refusal_code, refusal_reason, refusal_capabilities, refusal_tools`;
+  result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio, refusal_code, refusal_reason, refusal_capabilities, refusal_tools,
+  repair_attempted, repair_class, repair_outcome`;
 
 interface RawRun {
   run_id: string;
@@ -128,6 +137,17 @@ interface RawRun {
   refusal_reason: string | null;
   refusal_capabilities: string | null;
   refusal_tools: string | null;
+  repair_attempted: number | null;
+  repair_class: string | null;
+  repair_outcome: string | null;
+}
+
+/** A stored repair read back: closed enums only; attempted follows from the outcome, whatever the store says. */
+function toRepair(r: RawRun): RepairRecord | undefined {
+  if (!(REPAIR_OUTCOMES as readonly unknown[]).includes(r.repair_outcome)) return undefined;
+  const outcome = r.repair_outcome as RepairOutcome;
+  const cls = (REPAIR_CLASSES as readonly unknown[]).includes(r.repair_class) ? (r.repair_class as RepairClass) : null;
+  return { attempted: ATTEMPTED_REPAIR_OUTCOMES.includes(outcome), class: cls, outcome };
 }
 
 /** A stored name list read back: names of the table (or `<unknown>`) only, whatever wrote the store. */
@@ -162,6 +182,7 @@ function toRunRow(r: RawRun): RunRow {
     resultRefBytes: Number(r.result_ref_bytes) || 0,
     estSavedTokens: r.est_saved_tokens === null ? null : Number(r.est_saved_tokens),
     savedRatio: r.saved_ratio === null ? null : Number(r.saved_ratio),
+    repair: toRepair(r),
   };
 }
 
@@ -304,6 +325,8 @@ export interface WindowRunStats {
   refused: number;
   /** Refused runs by reason (reasons with no runs are left out). */
   refusalReasons: { reason: RefusalReason; count: number }[];
+  /** One-shot repairs: attempted (the model was asked) and succeeded (the repaired script ran clean). */
+  repairs: { attempted: number; succeeded: number };
 }
 
 /**
@@ -328,6 +351,13 @@ export function windowRunStats(db: Database, since: number, until: number): Wind
     )
     .get(since, until) as Record<string, number>;
   const failureClasses = FAILURE_CLASSES.map((failureClass, i) => ({ failureClass, count: row[`fc${i}`] ?? 0 })).filter((c) => c.count > 0);
+  // Partial index runs_repair (migration 10): only runs whose repair was attempted.
+  const repairs = db
+    .prepare(
+      `SELECT COUNT(*) AS attempted, COALESCE(SUM(repair_outcome = 'repaired'), 0) AS succeeded
+       FROM runs WHERE repair_attempted = 1 AND started_at >= ? AND started_at <= ?`,
+    )
+    .get(since, until) as { attempted: number; succeeded: number };
   return {
     runs: row.runs ?? 0,
     failures: row.failures ?? 0,
@@ -338,6 +368,7 @@ export function windowRunStats(db: Database, since: number, until: number): Wind
     failureClasses,
     refused: row.refused ?? 0,
     refusalReasons: REFUSAL_REASONS.map((reason, i) => ({ reason, count: row[`rr${i}`] ?? 0 })).filter((r) => r.count > 0),
+    repairs: { attempted: repairs.attempted ?? 0, succeeded: repairs.succeeded ?? 0 },
   };
 }
 

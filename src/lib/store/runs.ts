@@ -18,6 +18,27 @@ import type { Database } from './store.js';
 export const FAILURE_CLASSES = ['timeout', 'stdout_cap', 'nonzero_exit', 'spawn_fail'] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
+/** The recoverable classes of the one-shot repair (orchestrate/repair-class.ts), as stored (migration 10). */
+export const REPAIR_CLASSES = ['bad_import', 'comis_tools_misuse', 'syntax_error', 'type_error'] as const;
+export type RepairClass = (typeof REPAIR_CLASSES)[number];
+
+/**
+ * What became of a failed run's repair (orchestrate/repair.ts), as stored. Attempted
+ * (the model was asked): repaired, rerun_failed, refused, model_error, no_fix. Not
+ * attempted: not_recoverable, class_off, no_model, disabled.
+ */
+export const REPAIR_OUTCOMES = ['repaired', 'rerun_failed', 'refused', 'model_error', 'no_fix', 'not_recoverable', 'class_off', 'no_model', 'disabled'] as const;
+export type RepairOutcome = (typeof REPAIR_OUTCOMES)[number];
+export const ATTEMPTED_REPAIR_OUTCOMES: readonly RepairOutcome[] = ['repaired', 'rerun_failed', 'refused', 'model_error', 'no_fix'];
+
+/** A failed run's repair, content-free: present only when the first attempt failed. */
+export interface RepairRecord {
+  attempted: boolean;
+  /** The recoverable class (null: not recoverable). */
+  class: RepairClass | null;
+  outcome: RepairOutcome;
+}
+
 export interface ToolCallTally {
   tool: string;
   capability: string;
@@ -42,6 +63,8 @@ export interface RunRecord {
   toolCalls: ToolCallTally[];
   resultRefs: { count: number; bytes: number };
   savings?: { estSavedTokens: number; savedRatio?: number | undefined } | undefined;
+  /** Only when the first attempt failed: what the one-shot repair did. */
+  repair?: RepairRecord | undefined;
 }
 
 export interface AuditRow {
@@ -75,11 +98,14 @@ export function foldToolCalls(events: readonly AuditRow[]): ToolCallTally[] {
 
 /** Writes a finished run with its audit events and tallies, in one transaction. */
 export function recordRun(db: Database, run: RunRecord, audit: readonly AuditRow[]): void {
+  // The repair columns (migration 10) are written only for a run that has a repair record.
+  const repairCols = run.repair ? ',\n       repair_attempted, repair_class, repair_outcome' : '';
+  const repairVals = run.repair ? ',\n       @repairAttempted, @repairClass, @repairOutcome' : '';
   const insertRun = db.prepare(
     `INSERT INTO runs (run_id, session_key, agent_id, lease_id, parent_run_id, language, started_at, ended_at, duration_ms,
-       outcome, exit_code, failure_class, stdout_chars, result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio)
+       outcome, exit_code, failure_class, stdout_chars, result_ref_count, result_ref_bytes, est_saved_tokens, saved_ratio${repairCols})
      VALUES (@runId, @sessionKey, @agentId, @leaseId, @parentRunId, @language, @startedAt, @endedAt, @durationMs,
-       @outcome, @exitCode, @failureClass, @stdoutChars, @refCount, @refBytes, @estSavedTokens, @savedRatio)`,
+       @outcome, @exitCode, @failureClass, @stdoutChars, @refCount, @refBytes, @estSavedTokens, @savedRatio${repairVals})`,
   );
   const insertAudit = db.prepare(
     'INSERT INTO audit_events (lease_id, run_id, tool, capability, decision, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -105,6 +131,7 @@ export function recordRun(db: Database, run: RunRecord, audit: readonly AuditRow
       refBytes: run.resultRefs.bytes,
       estSavedTokens: run.savings?.estSavedTokens ?? null,
       savedRatio: run.savings?.savedRatio ?? null,
+      ...(run.repair ? { repairAttempted: run.repair.attempted ? 1 : 0, repairClass: run.repair.class, repairOutcome: run.repair.outcome } : {}),
     });
     for (const e of audit) insertAudit.run(e.leaseId, e.runId, e.tool, e.capability, e.decision, e.reason ?? null, e.at);
     for (const t of run.toolCalls) insertTally.run(run.runId, t.tool, t.capability, t.decision, t.count);

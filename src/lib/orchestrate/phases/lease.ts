@@ -14,10 +14,15 @@ export interface RunLease {
   bearer: string;
 }
 
-export function mintRunLease(agentId: string, agentCaps: readonly Capability[], timeoutMs: number, shared?: LeaseRegistry): RunLease {
+/**
+ * `extraMs`: time the run may need past its own timeout with the same lease; the
+ * one-shot repair (./repair.ts) asks for its model budget plus one more timeout
+ * when the agent's runs can be repaired, so the re-run is still authenticated.
+ */
+export function mintRunLease(agentId: string, agentCaps: readonly Capability[], timeoutMs: number, shared?: LeaseRegistry, extraMs = 0): RunLease {
   const runId = newId('r');
   const registry = shared ?? new LeaseRegistry();
-  const assembly = registry.mintAssembly(agentId, agentCaps, timeoutMs + 120_000);
-  const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 });
+  const assembly = registry.mintAssembly(agentId, agentCaps, timeoutMs + 120_000 + extraMs);
+  const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 + extraMs });
   return { runId, registry, assembly, lease, bearer };
 }
