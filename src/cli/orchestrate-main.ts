@@ -42,7 +42,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   mark('config');
   const generated = input.session === undefined;
   const sessionKey = input.session ?? newSessionKey();
-  const { askApproval } = await import('./approval.js');
+  const { askApproval, askSendApproval } = await import('./approval.js');
   const result = await runAndRecord({
     source,
     displayName: input.script === '-' ? `stdin.${language}` : input.script,
@@ -53,6 +53,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     timeoutMs,
     mark,
     approve: input.yes ? async () => true : askApproval(input.script === '-', agent.id),
+    approveMessage: input.yes ? async () => true : askSendApproval(input.script === '-'),
     onWarning: io.addWarning,
   });
   mark('recorded');

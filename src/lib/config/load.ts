@@ -46,6 +46,8 @@ export interface ResolvedAgent {
   source?: string | undefined;
   /** The MCP servers configured (top-level mcp.servers); the agent reaches only those its autonomy.mcp.allow lists. */
   mcpServers?: NonNullable<ComisConfig['mcp']>['servers'] | undefined;
+  /** The outward channels configured (top-level channels), for message_*. */
+  channels?: ComisConfig['channels'] | undefined;
 }
 
 export const DEFAULT_AGENT_ID = 'default';
@@ -94,8 +96,9 @@ interface ParserModules {
  * `*` matches any agent id. Remove an entry (and add the key to schema.ts
  * with a test in test/config/key-proofs.test.ts) when the feature lands.
  */
-export const NOT_SUPPORTED_YET: readonly { path: readonly string[]; why: string }[] = [
-  { path: ['agents', '*', 'autonomy', 'durability'], why: 'resumable runs (checkpoint, resume, boot sweep) are not implemented yet.' },
+export const NOT_SUPPORTED_YET: readonly { path: readonly string[]; why: string; except?: readonly string[] }[] = [
+  // durability.enabled is real (the outbox of message_*); the rest of the block is not.
+  { path: ['agents', '*', 'autonomy', 'durability', '*'], except: ['enabled'], why: 'resumable runs (checkpoint, resume) are not implemented yet; only autonomy.durability.enabled (exactly-once message_* sends) is.' },
   { path: ['agents', '*', 'model'], why: 'nothing uses a model yet (no one-shot repair, no summary condensation).' },
   { path: ['agents', '*', 'budget'], why: 'comis spends no model tokens or money itself, so there is nothing to budget.' },
   { path: ['security', 'permission'], why: "Node's permission model is not applied to jailed scripts yet (the jail itself is the boundary)." },
@@ -113,6 +116,7 @@ function refusedKeys(doc: Document, lineCounter: LineCounter, file: string, yaml
         const name = String(item.key.value);
         const want = rule.path[depth]!;
         if (want !== '*' && want !== name) continue;
+        if (depth === rule.path.length - 1 && rule.except?.includes(name)) continue;
         const next = [...path, name];
         if (depth === rule.path.length - 1) {
           paths.push(next);
@@ -298,10 +302,16 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
   // log line, error and report comis writes goes through the output guard, which redacts it.
   const keyEnv = agent.web?.search?.apiKeyEnv;
   if (keyEnv !== undefined) registerSecret(process.env[keyEnv]);
+  // So are the tokens, signing secrets and webhook URLs the channels name (message_*).
+  for (const channel of Object.values(config.channels ?? {})) {
+    for (const env of [(channel as { tokenEnv?: string }).tokenEnv, (channel as { secretEnv?: string }).secretEnv, (channel as { webhookUrlEnv?: string }).webhookUrlEnv]) {
+      if (env !== undefined) registerSecret(process.env[env]);
+    }
+  }
   const workspace = agent.workspace
     ? isAbsolute(agent.workspace)
       ? agent.workspace
       : resolve(loaded.home, agent.workspace)
     : join(workspacesDir(loaded.home), id);
-  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers };
+  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers, channels: config.channels };
 }

@@ -10,13 +10,14 @@
  *
  * Honesty rule: every key here has an effect proven by a test (the table in
  * test/config/key-proofs.test.ts). Keys the seeds define that comis does not
- * implement yet (`autonomy.durability`, `model`, `budget`,
+ * implement yet (`autonomy.durability` beyond `enabled`, `model`, `budget`,
  * `security.permission`) are not in this schema: the loader refuses them
  * with "`<key>` is not supported yet" at their file and line (load.ts).
  */
 import { z } from 'zod';
 
 import { autonomyMcpSchema, mcpConfigSchema } from './mcp-schema.js';
+import { autonomyDurabilitySchema, autonomyMessageSchema, channelsSchema } from './message-schema.js';
 import { webSchema } from './web-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
@@ -141,6 +142,8 @@ export const autonomySchema = z
       .describe('Ask for one approval of the whole capability footprint before each orchestrate run.'),
     // Optional with no default, so the embedded defaults (defaults.ts) need no mcp block.
     mcp: autonomyMcpSchema.optional(),
+    message: autonomyMessageSchema.optional(),
+    durability: autonomyDurabilitySchema.optional(),
     limits: jailLimitsSchema.default(jailLimitsSchema.parse({})),
   })
   .describe('The autonomy block: profile, role and surfaces of the orchestrate tool.');
@@ -216,6 +219,7 @@ export const configSchema = z
       .transform((v) => v ?? {})
       .describe('Agents, by id. A file that defines none keeps the embedded agent "default".'),
     mcp: mcpConfigSchema.optional(),
+    channels: channelsSchema.optional(),
     security: z
       .strictObject({})
       .nullish()

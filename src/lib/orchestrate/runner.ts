@@ -37,6 +37,7 @@ import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createRunMcp, type RunMcp } from '../mcp/run-surface.js';
 import type { WebSearchArgs } from '../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
+import type { MessageService, SendApprovalRequest } from './message.js';
 import { footprintOf, mcpPreflightRefusal, scanJavaScript, scanPython, slicesResults, type Footprint } from './preflight.js';
 import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
@@ -80,6 +81,8 @@ export interface OrchestrateOptions {
   timeoutMs?: number;
   /** Asked once for the whole footprint when `autonomy.approvals` is on. */
   approve?: (footprint: Footprint) => Promise<boolean>;
+  /** Asked for a message_* send outside the agent's origin channel (absent: such a send is refused). */
+  approveMessage?: (request: SendApprovalRequest) => Promise<boolean>;
   onEvent?: (event: OrchestrateEvent) => void;
   /** For coordinator children: caps requested (attenuated against the agent's). */
   requestedCaps?: readonly Capability[];
@@ -339,6 +342,12 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
   const mcp: RunMcp = createRunMcp({ servers: options.agent.mcpServers, allow: options.agent.config.autonomy.mcp?.allow, home: options.home, results, runEnded: runEnded.signal, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
   options.onMcp?.(mcp);
+  // message_*: the origin channel, approvals, limits and the outbox; loaded on the first send.
+  let messages: Promise<MessageService> | undefined;
+  const message = (tool: 'message_send' | 'message_reply' | 'message_react') => async (args: unknown) => {
+    messages ??= import('./message.js').then((m) => m.createMessageService({ agent: options.agent, home: options.home, runId, approve: options.approveMessage }));
+    return (await messages).handle(tool, args as Record<string, unknown>);
+  };
   const started = Date.now();
   let socket: CapSocket | undefined;
   let stdoutBuf = '';
@@ -383,6 +392,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
             const r = await (await getSlicer()).jsonpath(ref, expr);
             return 'error' in r ? sliceFailure(r) : r.value;
           },
+          message_send: message('message_send'),
+          message_reply: message('message_reply'),
+          message_react: message('message_react'),
         },
         audit: (event) => {
           audit.push({ leaseId: event.leaseId, runId: event.runId, tool: event.tool, capability: event.capability, decision: event.decision, reason: event.reason, at: event.at });
@@ -496,6 +508,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     await slicer?.then((x) => x.close(), () => undefined);
     // Every MCP server the run started is gone (its whole process tree) before the run returns.
     await mcp.close().catch(() => undefined);
+    // Deliveries still running for the run get their verdict recorded before it returns.
+    await messages?.then((m) => m.close(), () => undefined);
     if (options.keepResultsDir) {
       try {
         cpSync(resultsDir, options.keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
