@@ -46,6 +46,8 @@ export interface WebhookReceiver {
   effects: Map<string, Record<string, unknown>>;
   /** Requests answered 2xx whose key had been answered 2xx before (a redelivery the dedupe absorbed). */
   duplicates: number;
+  /** Called as each request arrives (the crash harness arms a kill on it). */
+  onRequest?: (() => void) | undefined;
   close: () => Promise<void>;
 }
 
@@ -69,6 +71,7 @@ export async function startWebhookReceiver(options: { secret?: string; failRate?
         /* recorded as {} */
       }
       recv.requests.push({ key, signatureOk, body });
+      recv.onRequest?.();
       if (options.hangRate && Math.random() < options.hangRate) return; // never answers: the sender's timeout
       if (options.failRate && Math.random() < options.failRate) {
         res.writeHead(500).end('boom');
@@ -104,12 +107,15 @@ export interface FakeTelegram {
   baseUrl: string;
   port: number;
   calls: TelegramCall[];
+  /** Tokens of requests refused as Unauthorized (a wrong token). */
+  unauthorized: string[];
   close: () => Promise<void>;
 }
 
 /** The Bot API's shapes: POST /bot<token>/<method>, {ok:true,result} or {ok:false,error_code,description}. */
 export async function startFakeTelegram(token: string): Promise<FakeTelegram> {
   const calls: TelegramCall[] = [];
+  const unauthorized: string[] = [];
   let nextId = 100;
   const { server, port } = await listen((req, res) => {
     void (async () => {
@@ -117,6 +123,7 @@ export async function startFakeTelegram(token: string): Promise<FakeTelegram> {
       const json = (status: number, value: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
       const m = /^\/bot([^/]+)\/(\w+)$/.exec(req.url ?? '');
       if (!m || req.method !== 'POST') return json(404, { ok: false, error_code: 404, description: 'Not Found' });
+      if (m[1] !== token) unauthorized.push(decodeURIComponent(m[1]!));
       if (m[1] !== token) return json(401, { ok: false, error_code: 401, description: 'Unauthorized' });
       let body: Record<string, unknown>;
       try {
@@ -136,7 +143,7 @@ export async function startFakeTelegram(token: string): Promise<FakeTelegram> {
       return json(404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
     })();
   });
-  return { baseUrl: `http://127.0.0.1:${port}`, port, calls, close: () => close(server) };
+  return { baseUrl: `http://127.0.0.1:${port}`, port, calls, unauthorized, close: () => close(server) };
 }
 
 export interface FakeSlack {

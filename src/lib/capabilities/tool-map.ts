@@ -231,8 +231,8 @@ const channelId = z
   .describe('Where on that channel (a chat or channel id; default: the id of autonomy.message.origin).');
 const messageText = z
   .string()
-  .min(1)
-  .max(MESSAGE_TEXT_MAX)
+  .min(1, 'empty: at least 1 character')
+  .max(MESSAGE_TEXT_MAX, `too long: at most ${MESSAGE_TEXT_MAX} characters`)
   .refine((t) => !/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(t), 'control characters are not allowed (newlines and tabs are)')
   .describe(`The text (1 to ${MESSAGE_TEXT_MAX} characters; newlines and tabs allowed, other control characters refused).`);
 const operationId = z

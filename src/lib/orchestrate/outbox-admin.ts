@@ -53,13 +53,13 @@ function entryOf(row: OutboxRow): OutboxEntry {
   return e;
 }
 
-async function withStore<T>(home: string, work: (store: Store, outbox: typeof import('../store/outbox.js'), swept: SweepReport) => T): Promise<T | undefined> {
+async function withStore<T>(home: string, work: (store: Store, outbox: typeof import('../store/outbox.js'), swept: SweepReport) => T | Promise<T>): Promise<T | undefined> {
   if (!existsSync(storePath(home))) return undefined;
   const [{ openStore }, outbox] = await Promise.all([import('../store/store.js'), import('../store/outbox.js')]);
   const store = openStore({ home });
   try {
     const swept = await sweepOutbox(store);
-    return work(store, outbox, swept);
+    return await work(store, outbox, swept);
   } finally {
     store.close();
   }
