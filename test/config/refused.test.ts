@@ -29,7 +29,6 @@ function problemsOf(text: string): Problem[] {
 
 describe('keys that are not supported yet', () => {
   const cases: [string, string, number, string][] = [
-    ['autonomy.durability.enabled', 'agents:\n  ops:\n    autonomy:\n      durability:\n        enabled: true\n', 5, 'agents.ops.autonomy.durability.enabled'],
     ['autonomy.durability.orchestrateResume', 'agents:\n  ops:\n    autonomy:\n      durability: {orchestrateResume: true}\n', 4, 'agents.ops.autonomy.durability.orchestrateResume'],
     ['model (a name)', 'agents:\n  ops:\n    model: gpt-5.1\n', 3, 'agents.ops.model'],
     ['model.baseUrl', 'agents:\n  ops:\n    model:\n      baseUrl: http://127.0.0.1:1/v1\n', 4, 'agents.ops.model.baseUrl'],
@@ -55,8 +54,15 @@ describe('keys that are not supported yet', () => {
 
   it('the message of the CLI error carries file:line:column and the key', async () => {
     const home = tempDir();
-    writeFileSync(join(home, 'config.yaml'), 'agents:\n  ops:\n    autonomy:\n      durability: {enabled: true}\n');
-    await expect(loadConfig({ home })).rejects.toThrow(/config\.yaml:4:\d+ agents\.ops\.autonomy\.durability\.enabled: `agents\.ops\.autonomy\.durability\.enabled` is not supported yet/);
+    writeFileSync(join(home, 'config.yaml'), 'agents:\n  ops:\n    autonomy:\n      durability: {enabled: true, orchestrateResume: true}\n');
+    await expect(loadConfig({ home })).rejects.toThrow(/config\.yaml:4:\d+ agents\.ops\.autonomy\.durability\.orchestrateResume: `agents\.ops\.autonomy\.durability\.orchestrateResume` is not supported yet/);
+  });
+
+  it('autonomy.durability.enabled is a real key (the outbox of message_*); the rest of the block stays refused', async () => {
+    const home = tempDir();
+    writeFileSync(join(home, 'config.yaml'), 'agents:\n  ops:\n    autonomy:\n      durability:\n        enabled: true\n');
+    expect((await loadConfig({ home })).config.agents.ops!.autonomy.durability).toEqual({ enabled: true });
+    expect(problemsOf('agents:\n  ops:\n    autonomy:\n      durability:\n        enabled: yes-please\n')[0]).toMatchObject({ line: 5, key: 'agents.ops.autonomy.durability.enabled' });
   });
 
   it('never echoes the value of a refused key (it may be a secret)', () => {

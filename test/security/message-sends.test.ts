@@ -65,7 +65,11 @@ describe('message_* attacks', () => {
     const third = await run(h, flood);
     expect(third.out).toEqual([{ sent: 0, code: 'rate_limited', message: expect.stringContaining('sent 20 messages in the last hour, the most agents.default.autonomy.message.maxPerHour allows') }]);
     expect(lines(join(h.home, 'outbox', 'default.jsonl'))).toHaveLength(20);
-  }, 180_000);
+    // Configured: maxPerRun 3, maxPerHour 4.
+    const c = makeHome('agents:\n  default:\n    autonomy:\n      message:\n        maxPerRun: 3\n        maxPerHour: 4\n');
+    expect((await run(c, flood)).out).toEqual([{ sent: 3, code: 'rate_limited', message: expect.stringContaining('this run already sent 3 messages') }]);
+    expect((await run(c, flood)).out).toEqual([{ sent: 1, code: 'rate_limited', message: expect.stringContaining('sent 4 messages in the last hour') }]);
+  }, 240_000);
 
   it('control characters in channel_id or text, 1 MB of text, a bad message id: clear errors naming the field; control: the clean send goes', async () => {
     const h = makeHome();
