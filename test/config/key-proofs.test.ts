@@ -150,7 +150,7 @@ describe('every config key has a proof of effect, or is refused', () => {
       const indent = m[1]!.length;
       while (stack.length > 0 && stack.at(-1)!.indent >= indent) stack.pop();
       const parent = stack.map((s) => s.key);
-      const key = parent[0] === 'agents' && parent.length === 1 ? '*' : m[2]!;
+      const key = (parent[0] === 'agents' || parent[0] === 'channels') && parent.length === 1 ? '*' : m[2]!;
       stack.push({ indent, key });
       const value = m[3]!.replace(/#.*$/, '').trim();
       if (value !== '') found.push([...parent, key].join('.'));
