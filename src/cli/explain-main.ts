@@ -23,6 +23,9 @@ export async function explainMain(input: { key?: string; limit: number }, json: 
   const store = openStore({ home });
   let report: ExplainReport;
   try {
+    // Every command that opens the store delivers what a crash left in the outbox (a probe otherwise).
+    const { hasPending } = await import('../lib/store/outbox.js');
+    if (hasPending(store.db)) await (await import('../lib/orchestrate/outbox-sweep.js')).sweepOnOpen(store);
     report = explain(store.db, input.key === undefined ? { last: true } : { key: input.key }, { limit: input.limit });
   } finally {
     store.close();

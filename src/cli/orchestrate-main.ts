@@ -58,7 +58,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
   mark('config');
   const generated = input.session === undefined;
   const sessionKey = input.session ?? newSessionKey();
-  const { askApproval } = await import('./approval.js');
+  const { askApproval, askSendApproval } = await import('./approval.js');
   const result = await runAndRecord({
     source,
     displayName: script === '-' ? `stdin.${language}` : script,
@@ -70,6 +70,7 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     mark,
     approve: input.yes ? async () => true : askApproval(script === '-', agent.id),
     noRepair: input.noRepair === true,
+    approveMessage: input.yes ? async () => true : askSendApproval(script === '-'),
     onWarning: io.addWarning,
   });
   mark('recorded');

@@ -36,6 +36,9 @@ Content-free: counts, closed enums and names only, safe to paste into a review. 
       const { openStore } = await import('../lib/store/store.js');
       const store = openStore({ home });
       try {
+        // Every command that opens the store delivers what a crash left in the outbox (a probe otherwise).
+        const { hasPending } = await import('../lib/store/outbox.js');
+        if (hasPending(store.db)) await (await import('../lib/orchestrate/outbox-sweep.js')).sweepOnOpen(store);
         report = fleet(store.db, { since: flags.since });
       } finally {
         store.close();

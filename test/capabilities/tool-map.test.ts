@@ -5,7 +5,7 @@ import { findTool, isControlPlaneTool, TOOL_MAP } from '../../src/lib/capabiliti
 
 describe('tool map', () => {
   it('maps every tool to a capability of the closed union, with a one-line summary', () => {
-    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'write']);
+    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'write', 'message_send', 'message_reply', 'message_react']);
     for (const tool of TOOL_MAP) {
       expect(CAPABILITIES).toContain(tool.capability);
       expect(tool.summary).toMatch(/^[A-Z].*\.$/);
@@ -29,6 +29,9 @@ describe('tool map', () => {
   it('treats the control plane as deny-by-origin', () => {
     for (const name of ['gateway', 'mcp_manage', 'mcp_login', 'agents_manage', 'tokens_manage']) expect(isControlPlaneTool(name)).toBe(true);
     for (const name of ['read', 'grep', 'write', 'manager']) expect(isControlPlaneTool(name)).toBe(false);
+    // The admin subset of message.* (seed 000) is not part of orch:message: denied by origin.
+    for (const name of ['message_edit', 'message_delete', 'message_fetch']) expect(isControlPlaneTool(name)).toBe(true);
+    for (const name of ['message_send', 'message_reply', 'message_react']) expect(isControlPlaneTool(name)).toBe(false);
   });
 
   it('profiles: standard holds read and web; assistant withholds write and message', () => {

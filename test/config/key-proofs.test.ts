@@ -45,7 +45,6 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.skills.execSandbox.jailUidRange.min': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
   'agents.*.skills.execSandbox.jailUidRange.max': ['test/security/jail-uids.test.ts', 'a uid granted in /etc/subuid is never allocated'],
   // Durable runs (issue 17): enabled gates orchestrateResume; orchestrateResume's effect is proven end to end.
-  'agents.*.autonomy.durability.enabled': ['test/config/durability.test.ts', 'orchestrateResume without enabled is refused at its line'],
   'agents.*.autonomy.durability.orchestrateResume': ['test/durable/durable.test.ts', 'a durable run keeps its pinned bytes and recording for replay'],
   // MCP (issue 15). env/envFrom/headers/headersFrom are maps (no leaf key of their own): proven in the same files.
   'agents.*.autonomy.mcp.allow': ['test/security/mcp-gate.test.ts', 'an allowlisted server tool answers; an unlisted server and an unlisted tool are denied'],
@@ -69,6 +68,20 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.web.search.maxCount': ['test/web/web-search.test.ts', 'brave: GET /res/v1/web/search with X-Subscription-Token and count; defaultCount and maxCount'],
   'agents.*.web.fetch.allowHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
   'agents.*.web.fetch.denyHosts': ['test/e2e/web-fetch.test.ts', 'allowHosts and denyHosts'],
+  // Outward sends (issue 16).
+  'agents.*.autonomy.durability.enabled': ['test/e2e/message.test.ts', 'durability on: a repeated operationId'],
+  'agents.*.autonomy.message.origin': ['test/e2e/message.test.ts', 'webhook origin with reply and react'],
+  'agents.*.autonomy.message.maxPerRun': ['test/security/message-sends.test.ts', 'a flood is cut at maxPerRun'],
+  'agents.*.autonomy.message.maxPerHour': ['test/security/message-sends.test.ts', 'a flood is cut at maxPerRun'],
+  'channels.*.type': ['test/e2e/message.test.ts', 'webhook origin with reply and react'],
+  'channels.*.path': ['test/security/message-sends.test.ts', 'a send to a channel that is not the origin is refused without approval'],
+  'channels.*.url': ['test/e2e/message.test.ts', 'webhook origin with reply and react'],
+  'channels.*.secretEnv': ['test/e2e/message.test.ts', 'webhook origin with reply and react'],
+  'channels.*.tokenEnv': ['test/e2e/message.test.ts', "seed 000's worked example, as written"],
+  'channels.*.baseUrl': ['test/e2e/message.test.ts', "seed 000's worked example, as written"],
+  'channels.*.webhookUrlEnv': ['test/tools/message-channels.test.ts', 'chat.postMessage (ts is the id), a threaded reply, reactions.add; an incoming webhook sends only'],
+  'channels.*.timeoutMs': ['test/tools/message-channels.test.ts', 'retries a 5xx and a timeout with the same key'],
+  'channels.*.maxAttempts': ['test/tools/message-channels.test.ts', 'retries a 5xx and a timeout with the same key'],
   'agents.*.web.fetch.allowPrivate': ['test/e2e/web-fetch.test.ts', 'allowPrivate opens the local server'],
   'agents.*.web.fetch.followRedirects': ['test/security/web-ssrf.test.ts', 'followRedirects: false refuses the first 3xx'],
   'agents.*.web.fetch.timeoutMs': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
@@ -76,17 +89,18 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.web.fetch.maxChars': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
 };
 
-type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };
+type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; oneOf?: JsonSchema[]; type?: string };
 
 /** Dotted leaf keys of the schema; a record (agents) contributes `*`. */
 function leafKeys(node: JsonSchema, prefix: string[] = []): string[] {
   const out: string[] = [];
-  const variants = node.anyOf ?? [node];
+  // zod writes a union as anyOf, a discriminated union (channels.<name>) as oneOf.
+  const variants = node.anyOf ?? node.oneOf ?? [node];
   for (const v of variants) {
     if (v.properties) for (const [k, child] of Object.entries(v.properties)) {
       const path = [...prefix, k];
       const nested = leafKeys(child, path);
-      const isContainer = (child.anyOf ?? [child]).some((c) => c.type === 'object');
+      const isContainer = (child.anyOf ?? child.oneOf ?? [child]).some((c) => c.type === 'object');
       if (nested.length > 0) out.push(...nested);
       else if (!isContainer) out.push(path.join('.'));
     }
@@ -126,7 +140,8 @@ describe('every config key has a proof of effect, or is refused', () => {
     for (const rule of NOT_SUPPORTED_YET) {
       const prefix = rule.path.join('.');
       expect(keys.filter((k) => k === prefix || k.startsWith(`${prefix}.`)), prefix).toEqual([]);
-      const sample = rule.path.slice(rule.path[0] === 'agents' ? 2 : 0).join('.');
+      // A rule over the children of a block (durability.*, all but `enabled`) is proven by a test of one child.
+      const sample = rule.path.slice(rule.path[0] === 'agents' ? 2 : 0).filter((p, i, all) => !(p === '*' && i === all.length - 1)).join('.');
       expect(refusedTests, `no refusal test for ${prefix}`).toContain(`'${sample}`);
     }
   });
@@ -143,7 +158,7 @@ describe('every config key has a proof of effect, or is refused', () => {
       const indent = m[1]!.length;
       while (stack.length > 0 && stack.at(-1)!.indent >= indent) stack.pop();
       const parent = stack.map((s) => s.key);
-      const key = parent[0] === 'agents' && parent.length === 1 ? '*' : m[2]!;
+      const key = (parent[0] === 'agents' || parent[0] === 'channels') && parent.length === 1 ? '*' : m[2]!;
       stack.push({ indent, key });
       const value = m[3]!.replace(/#.*$/, '').trim();
       if (value !== '') found.push([...parent, key].join('.'));

@@ -145,7 +145,7 @@ describe('docs describe only what exists', () => {
       'Use `comis skill scan skills/` and `comis --version` and `comis jail`.',
       '```sh',
       '$ comis mcp logout',
-      'COMIS_HOME=x ./bin/comis.js orchestrate job.ts && comis outbox list',
+      'COMIS_HOME=x ./bin/comis.js orchestrate job.ts && comis outbox purge',
       'comis explain --last',
       '```',
       'Prose about how comis runs the script is not a command.',
@@ -154,7 +154,7 @@ describe('docs describe only what exists', () => {
     expect(commandProblems('y.md', doc, commands).map((p) => p.where + ' ' + p.what)).toEqual([
       'y.md:1 `comis rewind r-1` is no command of oclif.manifest.json',
       'y.md:4 `comis mcp logout` is no command of oclif.manifest.json',
-      'y.md:5 `comis outbox list` is no command of oclif.manifest.json',
+      'y.md:5 `comis outbox purge` is no command of oclif.manifest.json',
     ]);
   });
 });

@@ -28,7 +28,9 @@ describe('SDK emitter', () => {
     const files = emitSdk('all');
     for (const tool of TOOL_MAP) {
       expect(files.get('comis_tools.ts')).toContain(`${tool.name}: (params`);
-      expect(files.get('comis_tools.js')).toContain(`${tool.name}: (params) => invoke(${JSON.stringify(tool.name)}`);
+      // Outward sends take the operation id as a second argument (the upstream form).
+      if (tool.operationId) expect(files.get('comis_tools.js')).toContain(`${tool.name}: (params, operationId) => invokeOutward(${JSON.stringify(tool.name)}, params, operationId)`);
+      else expect(files.get('comis_tools.js')).toContain(`${tool.name}: (params) => invoke(${JSON.stringify(tool.name)}`);
       expect(files.get('comis_tools.d.ts')).toContain(`${tool.name}(params:`);
       expect(files.get('comis_tools.py')).toContain(`def ${tool.name}(params=None`);
     }

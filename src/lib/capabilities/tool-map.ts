@@ -244,6 +244,64 @@ export const resumeResult = z
     z.null().describe('No checkpoint yet.'),
   ])
   .describe('The last checkpoint of this durable run, or null.');
+/** Channel ids and message ids: printable, no spaces or control characters (a Telegram chat id, a Slack channel or ts, a webhook's own id). */
+const MESSAGE_ID_PATTERN = /^[A-Za-z0-9@#._:+\-]{1,256}$/;
+/** Most characters of one message text (Telegram's limit; Slack's is higher). */
+export const MESSAGE_TEXT_MAX = 4096;
+
+const channelType = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a channel name: lowercase letters, digits, "-" and "_"')
+  .describe('The channel, by its name under channels: in config (default: the channel of autonomy.message.origin).');
+const channelId = z
+  .string()
+  .regex(MESSAGE_ID_PATTERN, 'letters, digits and @ # . _ : + - only (1 to 256 characters, no spaces or control characters)')
+  .describe('Where on that channel (a chat or channel id; default: the id of autonomy.message.origin).');
+const messageText = z
+  .string()
+  .min(1, 'empty: at least 1 character')
+  .max(MESSAGE_TEXT_MAX, `too long: at most ${MESSAGE_TEXT_MAX} characters`)
+  .refine((t) => !/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(t), 'control characters are not allowed (newlines and tabs are)')
+  .describe(`The text (1 to ${MESSAGE_TEXT_MAX} characters; newlines and tabs allowed, other control characters refused).`);
+const operationId = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((t) => !/[\u0000-\u001f\u007f]/.test(t), 'control characters are not allowed')
+  .optional()
+  .describe('The idempotency key of this send (1 to 256 characters). The SDK derives one from the run id and the call ordinal; a repeated id (same agent) returns the first delivery without sending again when durability is on.');
+const messageId = z
+  .string()
+  .regex(MESSAGE_ID_PATTERN, 'letters, digits and @ # . _ : + - only (1 to 256 characters)')
+  .describe('The id of a message of the origin channel (as message_send returned it).');
+
+export const messageSendParams = z
+  .strictObject({ channel_type: channelType.optional(), channel_id: channelId.optional(), text: messageText, operationId })
+  .describe('Parameters of message_send.');
+export const messageReplyParams = z.strictObject({ message_id: messageId, text: messageText, operationId }).describe('Parameters of message_reply.');
+export const messageReactParams = z
+  .strictObject({
+    message_id: messageId,
+    emoji: z
+      .string()
+      .min(1)
+      .max(32)
+      .refine((t) => !/[\s\u0000-\u001f\u007f]/.test(t), 'one emoji, no spaces or control characters')
+      .describe('The reaction (an emoji such as "👍"; Slack takes a name such as "thumbsup").'),
+    operationId,
+  })
+  .describe('Parameters of message_react.');
+
+export const messageResult = z
+  .object({
+    operationId: z.string().describe('The idempotency key the send carried.'),
+    channel: z.string().describe('The channel name.'),
+    channelId: z.string().describe('Where on the channel.'),
+    messageId: z.string().describe("The channel's id of the message sent (for message_reply/react), or the operation id where the channel has none."),
+    deduplicated: z.boolean().describe('True when this operationId was delivered before: nothing was sent again, this is the first delivery.'),
+    durable: z.boolean().describe('True when the send went through the outbox (autonomy.durability.enabled): exactly once across crashes.'),
+  })
+  .describe('A delivered message.');
 
 const SCHEMAS: Readonly<Record<string, { params: z.ZodType; result: z.ZodType }>> = {
   read: { params: readParams, result: readResult },
@@ -257,6 +315,9 @@ const SCHEMAS: Readonly<Record<string, { params: z.ZodType; result: z.ZodType }>
   web_fetch: { params: webFetchParams, result: webFetchResult },
   checkpoint: { params: checkpointParams, result: checkpointResult },
   resume: { params: resumeParams, result: resumeResult },
+  message_send: { params: messageSendParams, result: messageResult },
+  message_reply: { params: messageReplyParams, result: messageResult },
+  message_react: { params: messageReactParams, result: messageResult },
 };
 
 export const TOOL_MAP: readonly ToolSpec[] = TOOL_TABLE.map((entry) => {

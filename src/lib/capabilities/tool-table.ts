@@ -28,6 +28,12 @@ export interface ToolEntry {
    * params object: `checkpoint(state)`, `resume()`. The call still sends `{name: value}`.
    */
   sdkArgs?: readonly string[];
+  /**
+   * An outward send (`message_*`): the SDKs take the upstream second argument,
+   * `message_send(args, "report-send")`, as its `operationId`, and derive a
+   * deterministic default from the run id and the call's ordinal when none is given.
+   */
+  operationId?: true;
 }
 
 export const TOOL_TABLE: readonly ToolEntry[] = [
@@ -80,6 +86,24 @@ export const TOOL_TABLE: readonly ToolEntry[] = [
     summary: "Write a file into this run's results/writes area (reaped at run end).",
     surface: 'write',
   },
+  {
+    name: 'message_send',
+    capability: 'orch:message',
+    summary: "Send a text message outward, by default to the agent's own origin channel (any other channel asks for approval); exactly once with durability on.",
+    operationId: true,
+  },
+  {
+    name: 'message_reply',
+    capability: 'orch:message',
+    summary: 'Reply to a message of the origin channel (by its message_id).',
+    operationId: true,
+  },
+  {
+    name: 'message_react',
+    capability: 'orch:message',
+    summary: 'React with an emoji to a message of the origin channel (by its message_id).',
+    operationId: true,
+  },
 ];
 
 const byName = new Map(TOOL_TABLE.map((t) => [t.name, t]));
@@ -94,5 +118,11 @@ export function findToolEntry(name: string): ToolEntry | undefined {
  * ever named one.
  */
 export function isControlPlaneTool(name: string): boolean {
-  return name === 'gateway' || name === 'mcp_manage' || name === 'mcp_login' || /_manage$/.test(name);
+  return name === 'gateway' || name === 'mcp_manage' || name === 'mcp_login' || /_manage$/.test(name) || MESSAGE_ADMIN_TOOLS.has(name);
 }
+
+/**
+ * The admin subset of `message.*` (seed 000): editing, deleting or reading
+ * back channel messages is not part of `orch:message` and is denied by origin.
+ */
+export const MESSAGE_ADMIN_TOOLS: ReadonlySet<string> = new Set(['message_edit', 'message_delete', 'message_fetch']);

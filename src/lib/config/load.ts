@@ -46,6 +46,8 @@ export interface ResolvedAgent {
   source?: string | undefined;
   /** The MCP servers configured (top-level mcp.servers); the agent reaches only those its autonomy.mcp.allow lists. */
   mcpServers?: NonNullable<ComisConfig['mcp']>['servers'] | undefined;
+  /** The outward channels configured (top-level channels), for message_*. */
+  channels?: ComisConfig['channels'] | undefined;
 }
 
 export const DEFAULT_AGENT_ID = 'default';
@@ -299,10 +301,16 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
   // The same for the model's key (model.apiKeyEnv): registered before any run, repair or log line.
   const modelKeyEnv = agent.model?.apiKeyEnv;
   if (modelKeyEnv !== undefined) registerSecret(process.env[modelKeyEnv]);
+  // So are the tokens, signing secrets and webhook URLs the channels name (message_*).
+  for (const channel of Object.values(config.channels ?? {})) {
+    for (const env of [(channel as { tokenEnv?: string }).tokenEnv, (channel as { secretEnv?: string }).secretEnv, (channel as { webhookUrlEnv?: string }).webhookUrlEnv]) {
+      if (env !== undefined) registerSecret(process.env[env]);
+    }
+  }
   const workspace = agent.workspace
     ? isAbsolute(agent.workspace)
       ? agent.workspace
       : resolve(loaded.home, agent.workspace)
     : join(workspacesDir(loaded.home), id);
-  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers };
+  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers, channels: config.channels };
 }

@@ -18,6 +18,7 @@ import { z } from 'zod';
 
 import { autonomyMcpSchema, mcpConfigSchema } from './mcp-schema.js';
 import { modelSchema } from './model-schema.js';
+import { autonomyMessageSchema, channelsSchema } from './message-schema.js';
 import { webSchema } from './web-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
@@ -167,6 +168,7 @@ export const autonomySchema = z
       .describe('Ask for one approval of the whole capability footprint before each orchestrate run.'),
     // Optional with no default, so the embedded defaults (defaults.ts) need no mcp block.
     mcp: autonomyMcpSchema.optional(),
+    message: autonomyMessageSchema.optional(),
     // Optional with no default, for the same reason.
     durability: durabilitySchema.optional(),
     limits: jailLimitsSchema.default(jailLimitsSchema.parse({})),
@@ -246,6 +248,7 @@ export const configSchema = z
       .transform((v) => v ?? {})
       .describe('Agents, by id. A file that defines none keeps the embedded agent "default".'),
     mcp: mcpConfigSchema.optional(),
+    channels: channelsSchema.optional(),
     security: z
       .strictObject({})
       .nullish()

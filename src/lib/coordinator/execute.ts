@@ -35,6 +35,8 @@ export async function executeRunPlan(input: ExecuteRunInput): Promise<PlanRunRes
   try {
     store = openStore({ home: loaded.home });
     log = createPlanEventLog(store.db);
+    // Pending sends a crash left in the outbox are delivered before the plan starts.
+    await (await import('../orchestrate/outbox-sweep.js')).sweepOnOpen(store);
   } catch (err) {
     input.onWarning?.(`the run is not recorded in the store: ${(err as Error).message}`);
   }

@@ -10,7 +10,7 @@
  */
 import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
-import { findToolEntry, isControlPlaneTool } from '../capabilities/tool-table.js';
+import { findToolEntry, isControlPlaneTool, MESSAGE_ADMIN_TOOLS } from '../capabilities/tool-table.js';
 import { CapCallError, type CapHandler } from '../capsocket/protocol.js';
 import { ConfineError } from '../confine/index.js';
 import { handleMcpRequest, type McpGateSurface } from '../mcp/gate.js';
@@ -31,7 +31,7 @@ export interface CapabilityAudited {
    * policy denies (tool policy or role), recorded with capability `none`:
    * the capability was held, the agent's policy took the tool away.
    */
-  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled' | 'explicit_deny' | 'not_in_profile' | 'role_coordinator' | 'host_denied';
+  reason?: 'capability_missing' | 'denied_by_origin' | 'unknown_tool' | 'surface_disabled' | 'explicit_deny' | 'not_in_profile' | 'role_coordinator' | 'host_denied' | 'approval_required' | 'approval_refused' | 'rate_limited';
   at: number;
 }
 
@@ -67,7 +67,7 @@ export interface DispatchOptions {
  */
 function auditName(tool: string): string {
   if (findToolEntry(tool)) return tool;
-  if (tool === 'gateway' || tool === 'mcp_manage' || tool === 'mcp_login') return tool;
+  if (tool === 'gateway' || tool === 'mcp_manage' || tool === 'mcp_login' || MESSAGE_ADMIN_TOOLS.has(tool)) return tool;
   if (isControlPlaneTool(tool)) return '*_manage';
   return '<unknown>';
 }
@@ -109,6 +109,7 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
 
     if (isControlPlaneTool(tool)) {
       audit('none', 'deny', 'denied_by_origin');
+      if (MESSAGE_ADMIN_TOOLS.has(tool)) throw new CapCallError('denied_by_origin', `${tool} is in the admin subset of message.* (edit, delete, fetch), which orch:message does not include: never reachable from a jailed script`);
       throw new CapCallError('denied_by_origin', 'the administrative control plane is never reachable from a jailed script');
     }
     const spec = findToolEntry(tool);
@@ -146,7 +147,9 @@ export function createDispatcher(options: DispatchOptions): CapHandler {
       // A confinement refusal is an ordinary tool error for the script, with its stable code.
       if (err instanceof ConfineError) throw new CapCallError(err.code, err.message);
       // A tool's own operator-policy refusal (web_fetch's denyHosts/allowHosts) is a deny too: audited, content-free.
-      if (err instanceof CapCallError && (err as { auditReason?: unknown }).auditReason === 'host_denied') audit(spec.capability, 'deny', 'host_denied');
+      // So are message_*'s refusals: a send outside the origin without approval, a send past a limit.
+      const auditReason = err instanceof CapCallError ? (err as { auditReason?: unknown }).auditReason : undefined;
+      if (auditReason === 'host_denied' || auditReason === 'approval_required' || auditReason === 'approval_refused' || auditReason === 'rate_limited') audit(spec.capability, 'deny', auditReason);
       if (!(err instanceof CapCallError)) options.onInternalError?.(spec.name, err);
       throw err;
     }

@@ -34,7 +34,7 @@ export function newSessionKey(): string {
 }
 
 /** What a front end passes: the runner's own options (same names, same meaning), a resolved timeout and a warning sink. */
-export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'signal' | 'mark' | 'resumeOf' | 'noRepair'> & {
+export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'approveMessage' | 'signal' | 'mark' | 'resumeOf' | 'noRepair'> & {
   /** Already resolved by {@link resolveRequestedTimeout} (undefined: the agent's default). */
   timeoutMs?: number | undefined;
   /** A store problem costs the record, never the output: it is reported here. */
@@ -73,6 +73,8 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
       options.onWarning(`the run was not recorded in the store: ${(err as Error).message}`);
     }
   };
+  // Sends a crash left pending are delivered while this run's jail runs (outbox-sweep.ts).
+  let sweep: Promise<void> | undefined;
   const outcome = await runOrchestrate({
     source: options.source,
     displayName: options.displayName,
@@ -83,17 +85,38 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.mark ? { mark: options.mark } : {}),
     ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.approveMessage ? { approveMessage: options.approveMessage } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.resumeOf ? { resumeOf: options.resumeOf } : {}),
     ...(options.noRepair ? { noRepair: true } : {}),
     onEvent: (event) => {
-      if (event.type === 'run:started') void openTheStore();
+      if (event.type === 'run:started') {
+        void openTheStore();
+        sweep ??= sweepPending(options.home);
+      }
     },
   }).catch(async (err: unknown) => {
+    await sweep;
     if (err instanceof RunRefusedError) await store((s) => s.recordRefusal(s.store.db, err.refusal));
     else if (storeReady) await storeReady.then((s) => s.store.close(), () => undefined);
     throw err;
   });
   await store((s) => s.recordRun(s.store.db, outcome.record, outcome.audit));
+  await sweep;
   return outcome;
+}
+
+/** The outbox sweep on its own connection: a probe when nothing is pending; never fails the run. */
+async function sweepPending(home: string): Promise<void> {
+  try {
+    const [{ openStore }, { sweepOnOpen }] = await Promise.all([import('../store/store.js'), import('./outbox-sweep.js')]);
+    const store = openStore({ home });
+    try {
+      await sweepOnOpen(store);
+    } finally {
+      store.close();
+    }
+  } catch {
+    /* the next start sweeps again */
+  }
 }

@@ -22,6 +22,7 @@ import type { AuditRow, FailureClass, RepairRecord, RunRecord, ToolCallTally } f
 import type { WebFetchDeps } from '../tools/web-fetch.js';
 import { durableRuns } from '../config/durability.js';
 import type { CapabilityAudited, ToolImpl } from './dispatch.js';
+import type { SendApprovalRequest } from './message.js';
 import { endDurable, openDurable } from './phases/durable.js';
 import { classifyRun } from './phases/classify.js';
 import { cleanupRun, type RunParts } from './phases/cleanup.js';
@@ -57,6 +58,8 @@ export interface OrchestrateOptions {
   timeoutMs?: number;
   /** Asked once for the whole footprint when `autonomy.approvals` is on. */
   approve?: (footprint: Footprint) => Promise<boolean>;
+  /** Asked for a message_* send outside the agent's origin channel (absent: such a send is refused). */
+  approveMessage?: (request: SendApprovalRequest) => Promise<boolean>;
   onEvent?: (event: OrchestrateEvent) => void;
   /** For coordinator children: caps requested (attenuated against the agent's). */
   requestedCaps?: readonly Capability[];

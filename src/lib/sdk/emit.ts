@@ -39,6 +39,7 @@ interface ToolModel {
   result: JsonSchema;
   inlinePayload: 'value' | 'content' | undefined;
   sdkArgs: readonly string[] | undefined;
+  operationId: boolean;
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
@@ -63,6 +64,7 @@ function model(table: readonly ToolSpec[]): ToolModel[] {
     result: toJsonSchema(t.result, 'output'),
     inlinePayload: t.inlinePayload,
     sdkArgs: t.sdkArgs,
+    operationId: t.operationId === true,
   }));
 }
 
@@ -170,13 +172,21 @@ function tsFills(tools: ToolModel[]): Record<string, string> {
     'source-note': '',
     'tool-types': types.length ? `${types.join('\n\n')}\n` : '',
     'tool-method-types': tools
-      .map((t) => `  /** ${t.summary} Needs ${t.capability}. */\n  ${t.name}(${tsArgs(t)}): Promise<${t.typeBase}Result>;\n`)
+      .map((t) =>
+        t.operationId
+          ? `  /** ${t.summary} Needs ${t.capability}. The second argument is the operation id (the idempotency key). */\n  ${t.name}(params: ${t.typeBase}Params, operationId?: string): Promise<${t.typeBase}Result>;\n`
+          : `  /** ${t.summary} Needs ${t.capability}. */\n  ${t.name}(${tsArgs(t)}): Promise<${t.typeBase}Result>;\n`,
+      )
       .join(''),
     'tool-table': `const TOOLS: ToolSummary[] = ${summaryJson};\n\n// Full schemas stay a string until describe(name) asks for one (progressive disclosure).\nconst SCHEMAS_JSON = ${schemaJson};\n`,
     'jq-policy': `const JQ_FORBIDDEN = /${jqPattern()}/;\n`,
     'inline-payload': `const INLINE_PAYLOAD: Record<string, 'value' | 'content'> = ${JSON.stringify(inlinePayloads(tools))};\n`,
     'tool-methods': tools
-      .map((t) => `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? `{ ${t.sdkArgs.join(', ')} }` : 'params'}) as Promise<${t.typeBase}Result>,\n`)
+      .map((t) =>
+        t.operationId
+          ? `  ${t.name}: (params: ${t.typeBase}Params, operationId?: string) => invokeOutward(${JSON.stringify(t.name)}, params, operationId) as Promise<${t.typeBase}Result>,\n`
+          : `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? `{ ${t.sdkArgs.join(', ')} }` : 'params'}) as Promise<${t.typeBase}Result>,\n`,
+      )
       .join(''),
   };
 }
@@ -231,6 +241,8 @@ function emitPy(tools: ToolModel[]): string {
       (t) =>
         t.sdkArgs
           ? `def ${t.name}(${t.sdkArgs.join(', ')}):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, {${t.sdkArgs.map((a) => `${JSON.stringify(a)}: ${a}`).join(', ')}})\n`
+          : t.operationId
+          ? `def ${t.name}(params=None, operation_id=None, **kwargs):\n    """${t.summary} Needs ${t.capability}. The second argument is the operation id (the idempotency key)."""\n    return _invoke_outward(${JSON.stringify(t.name)}, params, operation_id, kwargs)\n`
           : `def ${t.name}(params=None, **kwargs):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, params, **kwargs)\n`,
     )
     .join('\n\n');

@@ -232,6 +232,47 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 8,
+    name: 'message outbox and send rate',
+    // message_* (issue 16). outbox: one row per (agent, operationId) of an agent with
+    // autonomy.durability.enabled, written (synchronous=FULL, BEGIN IMMEDIATE) before
+    // the delivery and marked delivered after; a repeated operationId is answered from
+    // it. The one exception to "content-free": payload holds the message (text, emoji,
+    // message id) while it is pending or failed, because a crash must not lose it; it
+    // is set to NULL once delivered or dropped. target is the resolved channel (type,
+    // endpoint, path, names of env variables), never a secret. claim_pid/claimed_at say
+    // which process is delivering it (a dead claimant's row is swept).
+    // message_sends: one row per send of any agent (durable or not), for maxPerHour.
+    sql: `
+      CREATE TABLE outbox (
+        agent_id      TEXT NOT NULL,
+        operation_id  TEXT NOT NULL,
+        run_id        TEXT NOT NULL,
+        action        TEXT NOT NULL CHECK (action IN ('send', 'reply', 'react')),
+        channel       TEXT NOT NULL,
+        channel_id    TEXT NOT NULL,
+        target        TEXT NOT NULL,
+        payload       TEXT,
+        state         TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed', 'dropped')),
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        claim_pid     INTEGER,
+        claimed_at    INTEGER,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        delivered_at  INTEGER,
+        message_id    TEXT,
+        error         TEXT,
+        PRIMARY KEY (agent_id, operation_id)
+      );
+      CREATE INDEX outbox_open ON outbox(state, created_at) WHERE state IN ('pending', 'failed');
+      CREATE TABLE message_sends (
+        agent_id  TEXT NOT NULL,
+        at        INTEGER NOT NULL
+      );
+      CREATE INDEX message_sends_at ON message_sends(agent_id, at);
+    `,
+  },
+  {
     version: 9,
     name: 'durable runs: resumable and orphaned',
     // One row per durable run (orchestrate with autonomy.durability on) and per coordinator

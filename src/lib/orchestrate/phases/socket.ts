@@ -21,17 +21,20 @@ import { writeTool, type WriteArgs } from '../../tools/write.js';
 import type { WebSearchArgs } from '../../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited, type ToolImpl } from '../dispatch.js';
 import type { DurableRun } from '../durable.js';
+import type { MessageService, SendApprovalRequest } from '../message.js';
 import type { RunLease } from './lease.js';
 
 /** The run's daemon-side services the socket's tools reach (started lazily; closed at cleanup). */
 export interface RunServices {
   mcp: RunMcp;
   getSlicer: () => Promise<SliceQueryRunner>;
-  /** Every DuckDB child and MCP server of the run is gone once this resolves. */
+  /** message_*: the origin channel, approvals, limits and the outbox; loaded on the first send. */
+  message: (tool: 'message_send' | 'message_reply' | 'message_react') => ToolImpl;
+  /** Every DuckDB child and MCP server of the run is gone, and every delivery it started has its verdict recorded, once this resolves. */
   close: () => Promise<void>;
 }
 
-export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolContext & { results: ResultStore }, hostUid: number, resultsDir: string, options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown }): RunServices {
+export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolContext & { results: ResultStore }, hostUid: number, resultsDir: string, options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown; approveMessage?: ((request: SendApprovalRequest) => Promise<boolean>) | undefined }): RunServices {
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
   let slicer: Promise<SliceQueryRunner> | undefined;
@@ -41,14 +44,22 @@ export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolCo
   // A replay starts no MCP server: its surface has none, so every mcp call is refused.
   const mcp: RunMcp = createRunMcp({ servers: options.replayTools ? {} : agent.mcpServers, allow: options.replayTools ? [] : agent.config.autonomy.mcp?.allow, home, results: ctx.results, runEnded: ctx.runEnded!, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
   options.onMcp?.(mcp);
+  let messages: Promise<MessageService> | undefined;
+  const message = (tool: 'message_send' | 'message_reply' | 'message_react'): ToolImpl => async (args: unknown) => {
+    messages ??= import('../message.js').then((m) => m.createMessageService({ agent, home, runId: ctx.runId, approve: options.approveMessage }));
+    return (await messages).handle(tool, args as Record<string, unknown>);
+  };
   return {
     mcp,
     getSlicer,
+    message,
     close: async () => {
       // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
       await slicer?.then((x) => x.close(), () => undefined);
       // Every MCP server the run started is gone (its whole process tree) before the run returns.
       await mcp.close().catch(() => undefined);
+      // Deliveries still running for the run get their verdict recorded before it returns.
+      await messages?.then((m) => m.close(), () => undefined);
     },
   };
 }
@@ -105,6 +116,9 @@ function runTools(p: SocketPhase): Record<string, ToolImpl> {
       const r = await (await services.getSlicer()).jsonpath(ref, expr);
       return 'error' in r ? sliceFailure(r) : r.value;
     },
+    message_send: services.message('message_send'),
+    message_reply: services.message('message_reply'),
+    message_react: services.message('message_react'),
     checkpoint: (args) => durable(p).checkpoint(args as { state?: unknown }),
     resume: () => durable(p).resume(),
   };

@@ -237,13 +237,20 @@ def _connect():
     return conn
 
 
+_MAX_FRAME_BYTES = 64 * 1024
+
+
 def _call(method, params, tool=None):
     global _buffer, _next_id, _conn
-    conn = _connect()
     call_id = _next_id
     _next_id += 1
     frame = {"id": call_id, "bearer": _os.environ.get("COMIS_CAP_LEASE"), "method": method, "params": params}
-    conn.sendall((_json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8"))
+    data = (_json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8")
+    if len(data) > _MAX_FRAME_BYTES:
+        # Refused here, with its size, rather than sent for the socket to close.
+        raise ComisToolError("frame_too_large", "%s: the request is %d bytes, over the capability socket limit of %d bytes" % (tool or method, len(data), _MAX_FRAME_BYTES), tool)
+    conn = _connect()
+    conn.sendall(data)
     while True:
         newline = _buffer.find(b"\n")
         while newline == -1:
@@ -269,6 +276,25 @@ def invoke(tool, params=None, **kwargs):
     """Calls a tool by name; the capability socket decides whether it is allowed."""
     args = dict(params or {})
     args.update(kwargs)
+    return _call("tool.invoke", {"tool": tool, "args": args}, tool)
+
+
+_outward_ordinal = 0
+
+
+def _invoke_outward(tool, params, operation_id, kwargs):
+    """An outward send (message_*): the operation id is the second argument (the
+    upstream form, message_send(args, "report-send")), else operationId in the
+    arguments, else "<run id>:msg:<ordinal>" (the n-th send of a run always
+    carries the same key)."""
+    global _outward_ordinal
+    _outward_ordinal += 1
+    args = dict(params or {})
+    args.update(kwargs)
+    if operation_id is not None:
+        args["operationId"] = operation_id
+    elif "operationId" not in args:
+        args["operationId"] = "%s:msg:%d" % (_os.environ.get("COMIS_RUN_ID") or "run", _outward_ordinal)
     return _call("tool.invoke", {"tool": tool, "args": args}, tool)
 
 

@@ -390,18 +390,41 @@ function connect(): net.Socket {
   return socket;
 }
 
+/** The capability socket's request frame limit: a bigger request is refused here, with its size, instead of closing the socket. */
+const MAX_FRAME_BYTES = 64 * 1024;
+
 function call(method: string, params: unknown, tool?: string): Promise<unknown> {
-  const socket = connect();
   const id = nextId++;
+  const frame = JSON.stringify({ id, bearer: process.env.COMIS_CAP_LEASE, method, params }) + '\n';
+  if (Buffer.byteLength(frame) > MAX_FRAME_BYTES) {
+    return Promise.reject(new ComisToolError('frame_too_large', (tool ?? method) + ': the request is ' + Buffer.byteLength(frame) + ' bytes, over the capability socket limit of ' + MAX_FRAME_BYTES + ' bytes', tool));
+  }
+  const socket = connect();
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, tool });
     socket.ref();
-    socket.write(JSON.stringify({ id, bearer: process.env.COMIS_CAP_LEASE, method, params }) + '\n');
+    socket.write(frame);
   });
 }
 
 function invoke(tool: string, params?: Record<string, unknown>): Promise<unknown> {
   return call('tool.invoke', { tool, args: params ?? {} }, tool);
+}
+
+let outwardOrdinal = 0;
+
+/**
+ * An outward send (message_*): the operation id is the second argument (the
+ * upstream form, `message_send(args, "report-send")`), else `operationId` in
+ * the arguments, else `<run id>:msg:<ordinal>` (deterministic: the n-th send
+ * of a run always carries the same key).
+ */
+function invokeOutward(tool: string, params: Record<string, unknown> | undefined, operationId?: string): Promise<unknown> {
+  const ordinal = ++outwardOrdinal;
+  const args: Record<string, unknown> = { ...(params ?? {}) };
+  if (operationId !== undefined) args.operationId = operationId;
+  else if (args.operationId === undefined) args.operationId = (process.env.COMIS_RUN_ID || 'run') + ':msg:' + ordinal;
+  return invoke(tool, args);
 }
 
 function describe(): ToolSummary[];
