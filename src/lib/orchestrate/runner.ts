@@ -34,6 +34,7 @@ import { memoryGetTool, memorySearchTool, type MemorySearchArgs } from '../tools
 import { readTool, type ReadArgs } from '../tools/read.js';
 import { webFetchTool, type WebFetchArgs, type WebFetchDeps } from '../tools/web-fetch.js';
 import { writeTool, type WriteArgs } from '../tools/write.js';
+import { prefetchMcpDigest, wantsMcpDigest } from '../mcp/describe-digest.js';
 import { createRunMcp, type RunMcp } from '../mcp/run-surface.js';
 import type { WebSearchArgs } from '../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
@@ -339,6 +340,10 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
   const mcp: RunMcp = createRunMcp({ servers: options.agent.mcpServers, allow: options.agent.config.autonomy.mcp?.allow, home: options.home, results, runEnded: runEnded.signal, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
   options.onMcp?.(mcp);
+  // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn.
+  const mcpDigest = wantsMcpDigest(prepared.code, mcp.surface, agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
+    ? prefetchMcpDigest({ surface: mcp.surface, servers: options.agent.mcpServers, dir: sdkDir, mode: fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs })
+    : undefined;
   const started = Date.now();
   let socket: CapSocket | undefined;
   let stdoutBuf = '';
@@ -408,6 +413,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       COMIS_RUN_ID: runId,
       COMIS_WORKSPACE: JAIL_WORKSPACE,
     };
+    if (mcpDigest) Object.assign(env, await mcpDigest);
     if (options.language === 'py') {
       env.PYTHONPATH = JAIL_RUN_DIR;
       env.PYTHONDONTWRITEBYTECODE = '1';
