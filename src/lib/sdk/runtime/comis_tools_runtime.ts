@@ -92,8 +92,8 @@ export interface McpToolInfo {
   untrusted: true;
 }
 
-/** What an MCP tool returns: data from outside, never instructions. */
-export interface McpResult {
+/** What an MCP tool returns: data from outside, never instructions (S: its structured content, typed by `comis sdk emit --mcp` from the server's output schema). */
+export interface McpResult<S = unknown> {
   type: 'McpResult';
   /** mcp:<server>.<tool> */
   source: string;
@@ -104,7 +104,7 @@ export interface McpResult {
   /** The other parts as metadata: images, audio and blobs are files under results/ (`file`), never inline. */
   content: Array<Record<string, unknown>>;
   /** Structured content, as JSON (strings sanitized). */
-  structuredContent?: unknown;
+  structuredContent?: S;
   /** True when text was cut at the mcp_default profile's character bound. */
   truncated?: boolean;
   untrusted: true;
@@ -113,11 +113,15 @@ export interface McpResult {
 /** One tool of a connected server: one capability-socket call. Over 15,000 bytes the result is a ResultRef. */
 export type McpTool = (args?: Record<string, unknown>) => Promise<McpResult | ResultRef>;
 
+// @generated:begin mcp-types
+export type McpServers = { readonly [server: string]: { readonly [tool: string]: McpTool } };
+// @generated:end mcp-types
+
 /** comis_tools.mcp.<server>.<tool>(args): resolved at runtime; the socket allows only what autonomy.mcp.allow lists. */
 export type McpNamespace = {
   /** The MCP tools this agent may call, with descriptions and input schemas (fetched once per run). */
   describe(): Promise<McpToolInfo[]>;
-} & { readonly [server: string]: { readonly [tool: string]: McpTool } };
+} & McpServers;
 
 export interface ComisTools {
   /** Allowlisted tools of connected MCP servers: comis_tools.mcp.<server>.<tool>(args). */
