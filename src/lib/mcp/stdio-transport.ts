@@ -9,7 +9,7 @@
  *
  *   bwrap --unshare-pid --die-with-parent --dev-bind / / --proc /proc --chdir CWD -- COMMAND ARGS…
  *
- * in comis's own session (see start() for why not a session of its own). It sees the host
+ * in its own session (detached: own process group). It sees the host
  * filesystem as comis does (this is not a sandbox: the operator chose the
  * server), but it lives in a new pid namespace, so:
  *  - close(): stdin EOF, then SIGTERM to every process of the tree, then
@@ -20,7 +20,7 @@
  *    (--die-with-parent), the same teardown follows.
  * close() resolves only once every pid of the tree is gone.
  *
- * Without bubblewrap (macOS) the server runs in its own session and process group, and
+ * Without bubblewrap (macOS) the server runs in its own process group and
  * close() signals the group; that reaps a tree that stays in the group only.
  *
  * Bounds: a frame (one JSON-RPC line) over `maxFrameBytes`, or more than
@@ -100,11 +100,7 @@ export class ReapedStdioTransport implements Transport {
       ? [bwrap, ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--chdir', this.spec.cwd, '--', this.spec.command, ...this.spec.args]]
       : [this.spec.command, [...this.spec.args]];
     this.namespaced = bwrap !== undefined;
-    // Its own session only without the pid namespace (close() then signals the process group). With it,
-    // the namespace is what reaps the tree, and staying in comis's session keeps the server in comis's
-    // scheduler autogroup: a server in a session of its own is a group of its own, and every request
-    // written to it then pays a cross-group wakeup (measured: ~60 µs of a ~250 µs call under load).
-    const child = spawn(file, args, { env: this.spec.env, cwd: this.spec.cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: !this.namespaced, shell: false });
+    const child = spawn(file, args, { env: this.spec.env, cwd: this.spec.cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false });
     this.child = child;
     this.exited = new Promise((resolve) => {
       child.once('exit', () => resolve());
@@ -198,10 +194,10 @@ export class ReapedStdioTransport implements Transport {
       this.remember(top);
       // With bubblewrap, not bubblewrap itself: it would take the namespace down at once, giving the server no grace.
       for (const pid of [...this.seen.keys()].reverse()) if (pid !== top) signal(pid, 'SIGTERM');
-      if (!this.namespaced) signalGroup(top, 'SIGTERM', child, !this.namespaced);
+      if (!this.namespaced) signalGroup(top, 'SIGTERM', child);
       if (!(await within(this.exited!, TERM_GRACE_MS)) || this.liveTree().length > 0) {
         this.remember(top);
-        signalGroup(top, 'SIGKILL', child, !this.namespaced);
+        signalGroup(top, 'SIGKILL', child);
         for (const pid of this.seen.keys()) signal(pid, 'SIGKILL');
       }
     }
@@ -254,14 +250,11 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 }
 
 /** The server leads its own process group (detached): signal the group, then the process itself. */
-function signalGroup(pid: number, sig: NodeJS.Signals, child: ChildProcess, ownGroup: boolean): void {
-  // Only a detached child leads a group of its own; otherwise -pid names no group (or, worse, another's).
-  if (ownGroup) {
-    try {
-      process.kill(-pid, sig);
-    } catch {
-      /* no such group any more */
-    }
+function signalGroup(pid: number, sig: NodeJS.Signals, child: ChildProcess): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    /* no such group any more */
   }
   try {
     child.kill(sig);
