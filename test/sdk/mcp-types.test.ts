@@ -139,13 +139,10 @@ describe('comis sdk emit --mcp', () => {
     // The .js is the untyped runtime the jail mounts.
     expect(readFileSync(join(out, 'comis_tools.js'), 'utf8')).toBe(readFileSync(join(repoRoot, 'dist/sdk/comis_tools.js'), 'utf8'));
 
-    // Deterministic: a second emit is byte-identical, and --check agrees; an edit is drift.
+    // Deterministic: --check emits afresh (the server started again) and compares byte for byte; the untyped SDK differs.
     const check = h.run(['sdk', 'emit', '--mcp', '--agent', 'typed', '--check', out]);
     expect(check.status, check.stderr + check.stdout).toBe(0);
-    const again = join(dir, 'again');
-    expect(h.run(['sdk', 'emit', '--mcp', '--agent', 'typed', '--out', again]).status).toBe(0);
-    for (const f of ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts']) expect(readFileSync(join(again, f), 'utf8')).toBe(readFileSync(join(out, f), 'utf8'));
-    expect(h.run(['sdk', 'emit', '--check', out]).status).toBe(1); // untyped ≠ typed
+    expect(h.run(['sdk', 'emit', '--check', out]).status).toBe(1);
 
     // tsc: the script against the .ts, and the same script against the .js + .d.ts.
     const js = join(dir, 'js');
@@ -165,7 +162,7 @@ describe('comis sdk emit --mcp', () => {
     const tsc = spawnSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
-  });
+  }, 300_000);
 
   it('a server that cannot be asked fails the emit and nothing is written; --agent needs --mcp; --mcp has no Python', () => {
     const h = makeHome(everythingConfig(['everything.echo', 'broken'], '    broken:\n      command: /nonexistent/mcp-server\n      startupTimeoutMs: 5000'));
