@@ -169,24 +169,23 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
   const timeoutOf = (name: string): number => options.servers[name]?.callTimeoutMs ?? 60_000;
 
   /**
-   * One request with its own AbortSignal, linked to the run's for the call's
-   * duration only: the SDK adds an abort listener per request and never
-   * removes it, so handing it the run's signal would pile up one listener per
-   * call (a leak, and each add slower than the last).
+   * One request, bounded by the server's call timeout. No AbortSignal per
+   * call (an AbortController, and the listener the SDK adds to it and never
+   * removes, on every call of the hot path): when the run ends, every server
+   * of the run is closed at once (below), and closing a transport rejects
+   * every request still waiting on it.
    */
-  async function request<T>(name: string, fn: (opts: { timeout: number; signal?: AbortSignal }) => Promise<T>): Promise<T> {
-    const runEnded = options.runEnded;
-    if (!runEnded) return fn({ timeout: timeoutOf(name) });
-    const ac = new AbortController();
-    const onEnd = (): void => ac.abort();
-    if (runEnded.aborted) ac.abort();
-    else runEnded.addEventListener('abort', onEnd, { once: true });
-    try {
-      return await fn({ timeout: timeoutOf(name), signal: ac.signal });
-    } finally {
-      runEnded.removeEventListener('abort', onEnd);
-    }
+  function request<T>(name: string, fn: (opts: { timeout: number }) => Promise<T>): Promise<T> {
+    return fn({ timeout: timeoutOf(name) });
   }
+  // The run ended: calls still running stop now (their servers are reaped by closeAll(), which awaits the same close).
+  options.runEnded?.addEventListener(
+    'abort',
+    () => {
+      for (const c of settled.values()) void c.transport.close().catch(() => undefined);
+    },
+    { once: true },
+  );
 
   /** A server's URL as messages may show it: no query (it may carry a token), no credentials. */
   const scrubUrl = (name: string, text: string): string => {

@@ -22,6 +22,7 @@
  */
 import type { Capability } from '../capabilities/capabilities.js';
 import { CapCallError } from '../capsocket/protocol.js';
+import { redactSecrets } from '../redact/output-guard.js';
 import { sanitizeUntrustedText, sanitizeUntrustedValue } from '../untrusted/envelope.js';
 import { allowlistedServers, allowsServer, allowsTool, entryToAdd, isValidServerName, isValidToolName, type McpAllowlist } from './allowlist.js';
 
@@ -123,33 +124,71 @@ export async function handleMcpRequest(method: string, params: unknown, ctx: Mcp
 /** What a script may call: the allowlisted tools of the allowlisted servers, with descriptions and input schemas. */
 async function describeMcp(only: unknown, ctx: McpGateContext): Promise<unknown> {
   if (ctx.dropped || !ctx.caps.includes('orch:mcp') || !ctx.surface) return [];
-  const surface = ctx.surface;
-  const servers = only === undefined ? allowlistedServers(surface.allow) : allowsServer(surface.allow, only) ? [only] : [];
   if (only !== undefined && !isValidServerName(only)) return [];
+  const servers = only === undefined ? allowlistedServers(ctx.surface.allow) : allowsServer(ctx.surface.allow, only) ? [only] : [];
   ctx.audit('mcp.describe', 'orch:mcp', 'allow');
-  const out: unknown[] = [];
-  for (const server of servers) {
-    if (!surface.configured(server)) {
-      out.push({ server, error: 'mcp_unavailable' });
-      continue;
-    }
-    try {
-      for (const t of await surface.listTools(server)) {
+  return mcpCatalog(ctx.surface, servers);
+}
+
+/** One MCP tool a script may call, as describe() lists it: sanitized, bounded, marked untrusted. */
+export interface McpCatalogTool {
+  server: string;
+  tool: string;
+  call: string;
+  capability: 'orch:mcp';
+  description?: string | undefined;
+  inputSchema: unknown;
+  untrusted: true;
+}
+
+/** An allowlisted server that could not be asked for its tools: its error code and a sanitized reason. */
+export interface McpCatalogUnavailable {
+  server: string;
+  unavailable: true;
+  error: string;
+  reason: string;
+}
+
+export type McpCatalogEntry = McpCatalogTool | McpCatalogUnavailable;
+
+/** Longest description kept (characters), and largest input schema kept (bytes of JSON; a larger one reads as `{}`). */
+const MAX_DESCRIPTION_CHARS = 2000;
+export const MAX_INPUT_SCHEMA_BYTES = 64 * 1024;
+
+/**
+ * The allowlisted tools of `servers` (default: every allowlisted server),
+ * asked of the servers concurrently (each list is fetched once per run by the
+ * client). A server that cannot be asked is one `unavailable` entry with its
+ * reason; it never fails the catalog. Output is sorted by server, then tool.
+ */
+export async function mcpCatalog(surface: McpGateSurface, servers: readonly string[] = allowlistedServers(surface.allow)): Promise<McpCatalogEntry[]> {
+  const perServer = await Promise.all(
+    servers.map(async (server): Promise<McpCatalogEntry[]> => {
+      if (!surface.configured(server)) return [{ server, unavailable: true, error: 'mcp_unavailable', reason: `no MCP server "${server}" is configured under mcp.servers` }];
+      let tools: McpToolInfo[];
+      try {
+        tools = await surface.listTools(server);
+      } catch (err) {
+        const e = asCapError(err);
+        return [{ server, unavailable: true, error: e.code, reason: redactSecrets(e.message) }];
+      }
+      const out: McpCatalogTool[] = [];
+      for (const t of tools) {
         if (!allowsTool(surface.allow, server, t.name)) continue;
         const d = typeof t.description === 'string' ? sanitizeUntrustedText(t.description) : undefined;
+        const schema = sanitizeUntrustedValue(t.inputSchema ?? {});
         out.push({
           server,
           tool: t.name,
           call: `comis_tools.mcp.${server}.${t.name}`,
           capability: 'orch:mcp',
-          description: d && d.length > 2000 ? `${d.slice(0, 2000)}…` : d,
-          inputSchema: sanitizeUntrustedValue(t.inputSchema ?? {}),
+          description: d && d.length > MAX_DESCRIPTION_CHARS ? `${d.slice(0, MAX_DESCRIPTION_CHARS)}…` : d,
+          inputSchema: (JSON.stringify(schema) ?? '').length > MAX_INPUT_SCHEMA_BYTES ? {} : schema,
           untrusted: true,
         });
       }
-    } catch (err) {
-      out.push({ server, error: asCapError(err).code });
-    }
-  }
-  return out;
+      return out.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+    }),
+  );
+  return perServer.flat();
 }

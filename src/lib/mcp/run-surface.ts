@@ -39,18 +39,26 @@ export function createRunMcp(options: RunMcpOptions): RunMcp {
       if (closed) void made.closeAll();
       return made;
     }));
+  // Hot path (one gate check and one call per script call): the client, each server's tool list and the
+  // results module are looked up once, then reused without a promise hop or a copy per call.
+  const lists = new Map<string, McpToolInfo[]>();
+  let results: typeof import('./results.js') | undefined;
   const surface: McpGateSurface = {
     allow: parseAllowlist(options.allow),
     configured: (server) => Object.hasOwn(servers, server),
     async listTools(server): Promise<McpToolInfo[]> {
-      const tools = await (await get()).listTools(server);
-      return tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+      const known = lists.get(server);
+      if (known) return known;
+      const tools = await (made ?? (await get())).listTools(server);
+      const list = tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+      lists.set(server, list);
+      return list;
     },
     async call(server, tool, args) {
-      const c = await get();
+      const c = made ?? (await get());
       const raw = await c.callTool(server, tool, args);
-      const { toScriptResult } = await import('./results.js');
-      return toScriptResult(raw, { server, tool }, c.profile, options.results);
+      results ??= await import('./results.js');
+      return results.toScriptResult(raw, { server, tool }, c.profile, options.results);
     },
   };
   return {

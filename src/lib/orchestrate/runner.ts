@@ -16,6 +16,7 @@ import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
+import { prefetchMcpDigest, wantsMcpDigest } from '../mcp/describe-digest.js';
 import type { RunMcp } from '../mcp/run-surface.js';
 import { logRunEvent } from '../obs/logger.js';
 import type { AuditRow, FailureClass, RepairRecord, RunRecord, ToolCallTally } from '../store/runs.js';
@@ -28,6 +29,7 @@ import { classifyRun } from './phases/classify.js';
 import { cleanupRun, type RunParts } from './phases/cleanup.js';
 import { collectRun, StdoutCollector, type RunVerdict } from './phases/collect.js';
 import { mintRunLease } from './phases/lease.js';
+import { JAIL_RUN_DIR } from './phases/constants.js';
 import { prepareRun } from './phases/prepare.js';
 import { recordRun } from './phases/record.js';
 import { openAgentJail, openRunDir, toolContext } from './phases/run-dir.js';
@@ -179,6 +181,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     // A durable run pins its bytes and gets its row before anything of the script runs.
     if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx);
     const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, options));
+    // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn.
+    const mcpDigest =
+      options.replayTools === undefined && wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
+        ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs })
+        : undefined;
     started = Date.now();
     try {
       // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.
@@ -202,7 +209,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       });
       mark('socket');
       if (options.stdoutFile) stdout.openTee(options.stdoutFile);
-      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface, readOnlyWorkspace: options.replayTools !== undefined });
+      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface, readOnlyWorkspace: options.replayTools !== undefined, ...(mcpDigest ? { extraEnv: await mcpDigest } : {}) });
       mark('spawned');
       // Logged after the spawn, so loading the logger overlaps the jail's own start.
       emit({ type: 'run:started', runId, leaseId: lease.lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });

@@ -10,7 +10,8 @@
  * what the table yields (types, method stubs, describe() data) and the jq
  * refusal table of resultref/slice-policy.ts.
  *
- * Contract: the output is a pure function of the table (no dates, no paths,
+ * Contract: the output is a pure function of the table (and, with --mcp, of
+ * the tool schemas given; no dates, no paths,
  * no environment), so emitting twice is byte-identical and the runner mounts
  * exactly what `comis sdk emit` writes. Every SDK speaks the same wire as the
  * capability socket: one JSON line `{id, bearer, method, params}` per call,
@@ -24,6 +25,7 @@ import type { z } from 'zod';
 import { TOOL_MAP, toolJsonSchema, type ToolSpec } from '../capabilities/tool-map.js';
 import { JQ_FORBIDDEN_SOURCE } from '../resultref/slice-policy.js';
 import { schemaToTs, type JsonSchema } from './json-schema-to-ts.js';
+import { mcpTypesRegion, UNTYPED_MCP_SERVERS, type McpTypedTool } from './mcp-types.js';
 
 export const SDK_LANGS = ['ts', 'js', 'py', 'all'] as const;
 export type SdkLang = (typeof SDK_LANGS)[number];
@@ -68,12 +70,18 @@ function model(table: readonly ToolSpec[]): ToolModel[] {
   }));
 }
 
+/** `comis sdk emit --mcp`: the allowlisted MCP tools of one agent, typed in the .ts and .d.ts (the .js and .py are unchanged). */
+export interface McpTyping {
+  agentId: string;
+  tools: readonly McpTypedTool[];
+}
+
 /** Emits the SDK files for `lang`, keyed by file name. */
-export function emitSdk(lang: SdkLang = 'all', table: readonly ToolSpec[] = TOOL_MAP): Map<string, string> {
+export function emitSdk(lang: SdkLang = 'all', table: readonly ToolSpec[] = TOOL_MAP, options: { mcp?: McpTyping } = {}): Map<string, string> {
   const tools = model(table);
   const out = new Map<string, string>();
   // .ts, .js and .d.ts all derive from the one filled TS runtime.
-  const ts = lang === 'py' ? undefined : tsFlavour(tools);
+  const ts = lang === 'py' ? undefined : tsFlavour(tools, options.mcp);
   if (lang === 'ts' || lang === 'all') out.set('comis_tools.ts', `// ${HEADER}\n${ts!.source}`);
   if (lang === 'js' || lang === 'all') {
     out.set('comis_tools.js', emitJs(ts!.source));
@@ -160,7 +168,7 @@ function jqPattern(): string {
 
 // ---------------------------------------------------------------- TypeScript
 
-function tsFills(tools: ToolModel[]): Record<string, string> {
+function tsFills(tools: ToolModel[], mcp: McpTyping | undefined): Record<string, string> {
   const types = tools.flatMap((t) => [
     `/** Parameters of ${t.name} (${t.capability}). */\nexport type ${t.typeBase}Params = ${schemaToTs(t.params)};`,
     // A data tool's inline result carries the ResultRef methods (see InlineSlices in the runtime).
@@ -170,6 +178,7 @@ function tsFills(tools: ToolModel[]): Record<string, string> {
   const schemaJson = JSON.stringify(JSON.stringify(schemas(tools)));
   return {
     'source-note': '',
+    'mcp-types': mcp ? mcpTypesRegion(mcp.agentId, mcp.tools) : UNTYPED_MCP_SERVERS,
     'tool-types': types.length ? `${types.join('\n\n')}\n` : '',
     'tool-method-types': tools
       .map((t) =>
@@ -196,8 +205,8 @@ function tsArgs(t: ToolModel): string {
   return t.sdkArgs ? t.sdkArgs.map((a) => `${a}: ${t.typeBase}Params[${JSON.stringify(a)}]`).join(', ') : `params: ${t.typeBase}Params`;
 }
 
-function tsFlavour(tools: ToolModel[]): { source: string; apiTypes: string } {
-  return splitApiTypes(fillRegions(RUNTIME_FILES.ts, '//', tsFills(tools)));
+function tsFlavour(tools: ToolModel[], mcp: McpTyping | undefined): { source: string; apiTypes: string } {
+  return splitApiTypes(fillRegions(RUNTIME_FILES.ts, '//', tsFills(tools, mcp)));
 }
 
 /**

@@ -23,6 +23,8 @@ export interface SpawnPhase {
   surface: AgentSurface;
   /** A replay: the workspace is bound read-only (the jail's /tmp is its only scratch). */
   readOnlyWorkspace?: boolean;
+  /** More environment for the script (e.g. COMIS_MCP_TOOLS, the describe() digest of its MCP tools). */
+  extraEnv?: Record<string, string>;
 }
 
 export function spawnScript(p: SpawnPhase): JailedProcess {
@@ -32,6 +34,7 @@ export function spawnScript(p: SpawnPhase): JailedProcess {
       ? [interpreter.jailPath, ...(interpreter.args ?? []), '-E', '-s', '-B', `${JAIL_RUN_DIR}/${script.fileName}`]
       : [interpreter.jailPath, ...(interpreter.args ?? []), ...script.nodeFlags, `${JAIL_RUN_DIR}/${script.fileName}`];
   const env: Record<string, string> = {
+    ...p.extraEnv, // first: nothing in it replaces comis's own variables
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: '/tmp',
     LANG: 'C.UTF-8',

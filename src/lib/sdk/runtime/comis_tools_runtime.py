@@ -298,14 +298,44 @@ def _invoke_outward(tool, params, operation_id, kwargs):
     return _call("tool.invoke", {"tool": tool, "args": args}, tool)
 
 
+_MCP_RESULT_SCHEMA = {
+    "type": "object",
+    "description": "McpResult (data, untrusted), or a ResultRef over 15,000 bytes",
+    "properties": {"type": {"const": "McpResult"}, "source": {"type": "string"}, "isError": {"type": "boolean"}, "text": {"type": "string"}, "content": {"type": "array", "items": {"type": "object"}}, "structuredContent": {}, "truncated": {"type": "boolean"}, "untrusted": {"const": True}},
+    "required": ["type", "source", "isError", "content", "untrusted"],
+}
+_mcp_digest = []
+
+
+def _mcp_tools():
+    """The MCP tools the runner wrote before the run (COMIS_MCP_TOOLS), read once; none when it did not."""
+    if not _mcp_digest:
+        tools = []
+        path = _os.environ.get("COMIS_MCP_TOOLS")
+        if path:
+            try:
+                with open(path, "r", encoding="utf-8") as f:
+                    loaded = _json.load(f)
+                tools = loaded if isinstance(loaded, list) else []
+            except (OSError, ValueError):
+                tools = []
+        _mcp_digest.append(tools)
+    return _mcp_digest[0]
+
+
 def describe(name=None):
-    """Every tool (name, capability, summary), or one tool in full with its JSON Schemas."""
+    """Every tool (name, capability, summary), then the allowlisted MCP tools with their descriptions
+    and input schemas (asked of the servers before the run); or one tool in full with its JSON Schemas."""
     global _schemas
     if name is None:
-        return [dict(t) for t in _TOOLS]
+        return [dict(t) for t in _TOOLS] + _json.loads(_json.dumps(_mcp_tools()))
     summary = next((t for t in _TOOLS if t["name"] == name), None)
     if summary is None:
-        return None
+        tool = next((t for t in _mcp_tools() if isinstance(t, dict) and t.get("name") == name and not t.get("unavailable")), None)
+        if tool is None:
+            return None
+        tool = _json.loads(_json.dumps(tool))
+        return dict(tool, params=tool.get("inputSchema") or {}, result=_json.loads(_json.dumps(_MCP_RESULT_SCHEMA)))
     if _schemas is None:
         _schemas = _json.loads(_SCHEMAS_JSON)
     full = _schemas[name]

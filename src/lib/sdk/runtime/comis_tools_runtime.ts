@@ -20,6 +20,30 @@ export interface ToolSummary {
   summary: string;
 }
 
+/**
+ * An MCP tool this agent may call, as describe() lists it beside the table's
+ * tools: fetched from its server before the run (when the script calls
+ * describe()), sanitized, untrusted. An allowlisted server that could not be
+ * asked is one entry with `unavailable: true` and its reason.
+ */
+export interface McpToolSummary extends ToolSummary {
+  /** mcp.<server>.<tool> (describe(name) takes it), or mcp.<server> for an unavailable server. */
+  name: string;
+  server: string;
+  tool?: string;
+  /** How to call it, e.g. comis_tools.mcp.everything.echo. */
+  call?: string;
+  /** The server's own description (untrusted text, sanitized). */
+  description?: string;
+  /** JSON Schema of its arguments, as the server gives it (sanitized). */
+  inputSchema?: Record<string, unknown>;
+  unavailable?: true;
+  /** Why the server is unavailable: an error code and a sanitized reason. */
+  error?: string;
+  reason?: string;
+  untrusted: true;
+}
+
 export interface ToolDescription extends ToolSummary {
   /** JSON Schema of the parameters. */
   params: Record<string, unknown>;
@@ -68,8 +92,8 @@ export interface McpToolInfo {
   untrusted: true;
 }
 
-/** What an MCP tool returns: data from outside, never instructions. */
-export interface McpResult {
+/** What an MCP tool returns: data from outside, never instructions (S: its structured content, typed by `comis sdk emit --mcp` from the server's output schema). */
+export interface McpResult<S = unknown> {
   type: 'McpResult';
   /** mcp:<server>.<tool> */
   source: string;
@@ -80,7 +104,7 @@ export interface McpResult {
   /** The other parts as metadata: images, audio and blobs are files under results/ (`file`), never inline. */
   content: Array<Record<string, unknown>>;
   /** Structured content, as JSON (strings sanitized). */
-  structuredContent?: unknown;
+  structuredContent?: S;
   /** True when text was cut at the mcp_default profile's character bound. */
   truncated?: boolean;
   untrusted: true;
@@ -89,17 +113,25 @@ export interface McpResult {
 /** One tool of a connected server: one capability-socket call. Over 15,000 bytes the result is a ResultRef. */
 export type McpTool = (args?: Record<string, unknown>) => Promise<McpResult | ResultRef>;
 
+// @generated:begin mcp-types
+export type McpServers = { readonly [server: string]: { readonly [tool: string]: McpTool } };
+// @generated:end mcp-types
+
 /** comis_tools.mcp.<server>.<tool>(args): resolved at runtime; the socket allows only what autonomy.mcp.allow lists. */
 export type McpNamespace = {
   /** The MCP tools this agent may call, with descriptions and input schemas (fetched once per run). */
   describe(): Promise<McpToolInfo[]>;
-} & { readonly [server: string]: { readonly [tool: string]: McpTool } };
+} & McpServers;
 
 export interface ComisTools {
   /** Allowlisted tools of connected MCP servers: comis_tools.mcp.<server>.<tool>(args). */
   readonly mcp: McpNamespace;
-  /** Every tool: name, capability and a one-line summary (cheap to enumerate). */
-  describe(): ToolSummary[];
+  /**
+   * Every tool: name, capability and a one-line summary (cheap to enumerate),
+   * then the allowlisted MCP tools with their descriptions and input schemas
+   * (asked of the servers once, before the run, when the script calls describe()).
+   */
+  describe(): Array<ToolSummary | McpToolSummary>;
   /** One tool in full, with the JSON Schemas of its parameters and result (loaded on demand). */
   describe(name: string): ToolDescription | undefined;
   // @generated:begin tool-method-types
@@ -427,12 +459,41 @@ function invokeOutward(tool: string, params: Record<string, unknown> | undefined
   return invoke(tool, args);
 }
 
-function describe(): ToolSummary[];
+
+/** What every MCP tool returns, as describe(name) gives its result schema. */
+const MCP_RESULT_SCHEMA: Record<string, unknown> = {
+  type: 'object',
+  description: 'McpResult (data, untrusted), or a ResultRef over 15,000 bytes',
+  properties: { type: { const: 'McpResult' }, source: { type: 'string' }, isError: { type: 'boolean' }, text: { type: 'string' }, content: { type: 'array', items: { type: 'object' } }, structuredContent: {}, truncated: { type: 'boolean' }, untrusted: { const: true } },
+  required: ['type', 'source', 'isError', 'content', 'untrusted'],
+};
+
+let mcpDigest: McpToolSummary[] | undefined;
+/** The MCP tools the runner wrote before the run (COMIS_MCP_TOOLS), read once; none when it did not. */
+function mcpTools(): McpToolSummary[] {
+  if (mcpDigest) return mcpDigest;
+  const file = process.env.COMIS_MCP_TOOLS;
+  let list: unknown = [];
+  try {
+    if (file) list = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    list = [];
+  }
+  mcpDigest = Array.isArray(list) ? (list as McpToolSummary[]) : [];
+  return mcpDigest;
+}
+
+function describe(): Array<ToolSummary | McpToolSummary>;
 function describe(name: string): ToolDescription | undefined;
-function describe(name?: string): ToolSummary[] | ToolDescription | undefined {
-  if (name === undefined) return TOOLS.map((tool) => ({ ...tool }));
+function describe(name?: string): Array<ToolSummary | McpToolSummary> | ToolDescription | undefined {
+  if (name === undefined) return [...TOOLS.map((tool) => ({ ...tool })), ...mcpTools().map((tool) => JSON.parse(JSON.stringify(tool)) as McpToolSummary)];
   const summary = TOOLS.find((tool) => tool.name === name);
-  if (!summary) return undefined;
+  if (!summary) {
+    const mcpTool = mcpTools().find((tool) => tool.name === name && tool.unavailable !== true);
+    if (!mcpTool) return undefined;
+    const copy = JSON.parse(JSON.stringify(mcpTool)) as McpToolSummary;
+    return { ...copy, params: copy.inputSchema ?? {}, result: MCP_RESULT_SCHEMA };
+  }
   schemas ??= JSON.parse(SCHEMAS_JSON);
   const full = schemas![name]!;
   return { ...summary, params: full.params, result: full.result };
