@@ -146,6 +146,21 @@ describe('fleet rollup cache', () => {
     s.close();
   });
 
+  it('random windows and clocks, forwards and backwards: the same sums as the tables', () => {
+    const home = tempDir();
+    const s = openStore({ home });
+    const file = join(home, 'cache', 'fleet-rollup.json');
+    const rand = prng(0x2545f491);
+    seed(s, rand, 400, NOW - 20 * DAY, NOW + 2 * DAY);
+    for (let i = 0; i < 40; i++) {
+      const until = NOW - 5 * DAY + Math.floor(rand() * 7 * DAY);
+      const since = until - Math.floor(rand() * 25 * DAY);
+      expect(windowSums(s.db, since, until, file), `${since}..${until}`).toEqual(windowSumsUncached(s.db, since, until));
+      if (i % 10 === 0) seed(s, rand, 20, until - 3 * DAY, until);
+    }
+    s.close();
+  });
+
   it('windows older than the kept days read their older part from the tables', () => {
     const home = tempDir();
     const s = openStore({ home });
