@@ -390,12 +390,24 @@ function connect(): net.Socket {
   return socket;
 }
 
+// Calls made in the same tick (Promise.all of several) leave in one write: the socket is corked
+// on the first and uncorked once the tick's other callbacks ran.
+let corked = false;
+
 function call(method: string, params: unknown, tool?: string): Promise<unknown> {
   const socket = connect();
   const id = nextId++;
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, tool });
     socket.ref();
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
     socket.write(JSON.stringify({ id, bearer: process.env.COMIS_CAP_LEASE, method, params }) + '\n');
   });
 }
