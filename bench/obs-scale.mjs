@@ -3,7 +3,10 @@
 // 100,000 runs over 10,000 sessions and 1,000,000 capability audit events (all
 // inside the last 28 days, so `--since 30d` covers every row: the worst case),
 // then times the built CLI, median of N spawned runs each (default 7; BENCH_RUNS=N)
-// after two warm-ups, in a clean environment. Target: each under 300 ms wall.
+// after two warm-ups, in a clean environment. Targets: each under 300 ms wall, and
+// `fleet` and `explain --last` at most 3x `node -e 0` (the ratio column). The first
+// `fleet --since 30d` (timed apart as "cold") builds the per-day rollup fleet keeps in
+// $COMIS_HOME/cache; every later one reads it plus the window's two partial days.
 //
 //   npm run build:fast && node bench/obs-scale.mjs
 //
@@ -11,7 +14,7 @@
 // BENCH_EVENTS (1000000), BENCH_KEEP=1 keeps the generated store and prints its path.
 // The store lives in a temp directory and is removed at the end; never commit it.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,10 +157,18 @@ const cases = [
   ['comis explain --last', ['explain', '--last']],
   [`comis explain r-${hex(12345, 12)}`, ['explain', `r-${hex(12345, 12)}`]],
   ['comis fleet --since 30d', ['fleet', '--since', '30d']],
+  ['comis fleet (24h)', ['fleet']],
   ['comis fleet --since 30d --json', ['fleet', '--since', '30d', '--json']],
 ];
-process.stdout.write(`median of ${runsPerCase} runs after 2 warm-ups (ms), node ${process.version}\n`);
+process.stdout.write(`median of ${runsPerCase} runs after 2 warm-ups (ms), node ${process.version}, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+{
+  const start = process.hrtime.bigint();
+  const cold = spawnSync(process.execPath, [bin, 'fleet', '--since', '30d'], { env, encoding: 'utf8' });
+  if (cold.status !== 0) throw new Error(`comis fleet exited ${cold.status}: ${cold.stderr}`);
+  process.stdout.write(`${'comis fleet --since 30d (cold: builds the rollup)'.padEnd(40)} ${(Number(process.hrtime.bigint() - start) / 1e6).toFixed(1)} ms, once\n`);
+}
 let missed = 0;
+let nodeMedian;
 for (const [name, args, raw] of cases) {
   let r;
   if (raw) {
@@ -169,14 +180,18 @@ for (const [name, args, raw] of cases) {
     }
     samples.sort((a, b) => a - b);
     r = { median: samples[Math.floor(samples.length / 2)], min: samples[0], max: samples[samples.length - 1] };
+    nodeMedian = r.median;
   } else r = time(args);
   const gated = args && (args[0] === 'explain' || args[0] === 'fleet');
-  const verdict = gated ? (r.median <= TARGET_MS ? 'MET' : 'MISSED') : '';
-  if (gated && r.median > TARGET_MS) missed++;
+  const ratio = r.median / nodeMedian;
+  // fleet and explain --last also carry the <= 3x node -e 0 target.
+  const ratioGated = args && (args[0] === 'fleet' || (args[0] === 'explain' && args[1] === '--last'));
+  const verdict = gated ? (r.median <= TARGET_MS && (!ratioGated || ratio <= 3) ? 'MET' : 'MISSED') : '';
+  if (gated && verdict === 'MISSED') missed++;
   process.stdout.write(
-    `${name.padEnd(40)} median ${r.median.toFixed(1).padStart(7)}  min ${r.min.toFixed(1).padStart(7)}  max ${r.max.toFixed(1).padStart(7)}  ${verdict}\n`,
+    `${name.padEnd(40)} median ${r.median.toFixed(1).padStart(7)}  min ${r.min.toFixed(1).padStart(7)}  max ${r.max.toFixed(1).padStart(7)}  ${ratio.toFixed(2).padStart(5)}x node  ${verdict}\n`,
   );
 }
-process.stdout.write(`target: explain and fleet each under ${TARGET_MS} ms wall -> ${missed === 0 ? 'MET' : `MISSED (${missed})`}\n`);
+process.stdout.write(`target: explain and fleet each under ${TARGET_MS} ms wall (fleet and explain --last also <= 3x node -e 0) -> ${missed === 0 ? 'MET' : `MISSED (${missed})`}\n`);
 if (process.env.BENCH_KEEP === '1') process.stdout.write(`store kept at ${home}\n`);
 else rmSync(home, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 /**
  * Fast paths of bin/comis.js for the read-only commands users run most:
- * `comis explain --last` and `comis jail probe`, each optionally with
- * `--json`, and nothing else. Loading oclif costs more than either answer;
+ * `comis explain --last`, `comis jail probe` and `comis fleet [--since X]`,
+ * each optionally with `--json`, and nothing else. Loading oclif costs more than either answer;
  * these exact argument lists need no parser. Any other argument list (another
  * flag, a key, `--help`) falls back to the oclif command, which shares the
  * same body (explain-main.ts, probe-main.ts), so output, envelopes, exit
@@ -32,12 +32,37 @@ const BODIES: Record<string, { id: string; body: Body }> = {
   },
 };
 
+const DEFAULT_SINCE = '24h'; // Fleet's --since default (the oclif flag's, and obs/fleet.ts's)
+
+/**
+ * `fleet`, `fleet --since X` or `fleet --since=X` (then the optional `--json`
+ * is already off): the body, or undefined for any other list. A value that
+ * looks like a flag goes to oclif, which says what is wrong with it.
+ */
+function fleetBody(rest: readonly string[]): { id: string; body: Body } | undefined {
+  if (rest[0] !== 'fleet') return undefined;
+  let since: string | undefined = DEFAULT_SINCE;
+  if (rest.length === 3 && rest[1] === '--since') since = rest[2];
+  else if (rest.length === 2 && rest[1]!.startsWith('--since=')) since = rest[1]!.slice('--since='.length);
+  else if (rest.length !== 1) since = undefined;
+  if (since === undefined || since === '' || since.startsWith('-')) return undefined;
+  const value = since;
+  return {
+    id: 'fleet',
+    body: async (json) => {
+      const { fleetMain } = await import('./fleet-main.js');
+      return { result: await fleetMain({ since: value }, json), exitStatus: ExitCode.OK };
+    },
+  };
+}
+
 /** Runs the command when `argv` is one of the fast argument lists; false means "use oclif". */
 export async function tryFastCommand(argv: readonly string[]): Promise<boolean> {
   const json = argv[argv.length - 1] === '--json';
   const rest = json ? argv.slice(0, -1) : argv;
-  const fast = BODIES[rest.join(' ')];
-  if (!fast || rest.some((a) => a.includes(' '))) return false;
+  if (rest.includes('--json')) return false;
+  const fast = rest[0] === 'fleet' ? fleetBody(rest) : !rest.some((a) => a.includes(' ')) ? BODIES[rest.join(' ')] : undefined;
+  if (!fast) return false;
   const startedAt = Date.now();
   const warnings: string[] = [];
   const { setupColor } = await import('./color.js');

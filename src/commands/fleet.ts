@@ -1,10 +1,7 @@
-import { existsSync } from 'node:fs';
-
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../cli/base-command.js';
 import type { FleetReport } from '../lib/obs/fleet.js';
-import { redactSecrets } from '../lib/redact/output-guard.js';
 
 export default class Fleet extends BaseCommand {
   static override summary = 'Store-wide findings over a time window: failures by class, denied capabilities, efficiency.';
@@ -28,28 +25,7 @@ Content-free: counts, closed enums and names only, safe to paste into a review. 
 
   async run(): Promise<FleetReport> {
     const { flags } = await this.parse(Fleet);
-    const { comisHome, storePath } = await import('../lib/config/paths.js');
-    const { fleet, emptyFleet } = await import('../lib/obs/fleet.js');
-    const home = comisHome();
-    let report: FleetReport;
-    if (existsSync(storePath(home))) {
-      const { openStore } = await import('../lib/store/store.js');
-      const store = openStore({ home });
-      try {
-        // Every command that opens the store delivers what a crash left in the outbox (a probe otherwise).
-        const { hasPending } = await import('../lib/store/outbox.js');
-        if (hasPending(store.db)) await (await import('../lib/orchestrate/outbox-sweep.js')).sweepOnOpen(store);
-        report = fleet(store.db, { since: flags.since });
-      } finally {
-        store.close();
-      }
-    } else {
-      report = emptyFleet({ since: flags.since });
-    }
-    if (!this.jsonEnabled()) {
-      const { renderFleetText } = await import('../lib/obs/render.js');
-      process.stdout.write(redactSecrets(renderFleetText(report)));
-    }
-    return report;
+    const { fleetMain } = await import('../cli/fleet-main.js');
+    return fleetMain({ since: flags.since }, this.jsonEnabled());
   }
 }

@@ -173,8 +173,8 @@ describe('comis explain / fleet over a recorded store', () => {
       expect(res.status, args.join(' ')).toBe(0);
       const loaded = readFileSync(trace, 'utf8').split('\n');
       expect(loaded.filter((m) => forbidden.test(m)), args.join(' ')).toEqual([]);
-      // `explain --last` is answered by bin/comis.js's fast path (src/cli/fast-commands.ts): no command module at all.
-      const own = args.join(' ') === 'explain --last' ? [] : [`${args[0]}.js`];
+      // `explain --last` and `fleet` are answered by bin/comis.js's fast path (src/cli/fast-commands.ts): no command module at all.
+      const own = args.join(' ') === 'explain --last' || args[0] === 'fleet' ? [] : [`${args[0]}.js`];
       expect(loaded.filter((m) => m.includes('/dist/commands/')).map((c) => c.replace(/^.*\/dist\/commands\//, ''))).toEqual(own);
     }
   });

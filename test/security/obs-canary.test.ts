@@ -107,7 +107,9 @@ describe('explain, fleet, the store and the logs are content-free', () => {
     db.close();
 
     // The store's files and the logs, byte for byte.
-    const files = [...['comis.db', 'comis.db-wal', 'comis.db-shm'].map((f) => join(h.home, f)).filter(existsSync), ...filesUnder(join(h.home, 'logs'))];
+    // fleet --since 30d keeps its per-day rollup under cache/ (counts, enums, names, run ids): it is checked too.
+    expect(existsSync(join(h.home, 'cache', 'fleet-rollup.json'))).toBe(true);
+    const files = [...['comis.db', 'comis.db-wal', 'comis.db-shm'].map((f) => join(h.home, f)).filter(existsSync), ...filesUnder(join(h.home, 'logs')), ...filesUnder(join(h.home, 'cache'))];
     for (const file of files) {
       const bytes = readFileSync(file);
       for (const needle of needles) expect(bytes.includes(needle), file).toBe(false);

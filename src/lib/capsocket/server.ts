@@ -180,14 +180,32 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
   };
   socket.on('drain', flow);
 
+  // Replies settled in the same tick (calls in flight together) leave in one write: the socket is
+  // corked on the first and uncorked once the tick's other callbacks ran.
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    if (!socket.destroyed) socket.uncork();
+    flow();
+  };
   const send = (body: CapReply): void => {
     if (!alive || socket.destroyed) return;
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
     socket.write(`${JSON.stringify(body)}\n`);
     flow();
   };
   const fail = (id: string | number | null, code: string, message: string): void => send({ id, ok: false, error: { code, message } });
   const kill = (): void => {
     alive = false;
+    if (corked) {
+      // The error reply just written must leave before the connection is torn down.
+      corked = false;
+      socket.uncork();
+    }
     socket.destroy();
   };
 

@@ -2,19 +2,22 @@
  * `comis fleet`: store-wide findings over a time window, each
  * `{code, severity, subject?, count, detail, hint, data?}`, ordered by
  * severity, then count, then code and subject. The findings come from a
- * table of sources ({@link FLEET_SOURCES}); each source is one or two
- * aggregate queries through an index, so the report costs the same with
- * 100 runs or 100,000.
+ * table of sources ({@link FLEET_SOURCES}), each reading the window's sums
+ * (store/fleet-rollup.ts: one pass over the window's indexes, or, with a
+ * rollup file, the cached whole days plus the two partial ones, so a report
+ * over 100,000 runs reads only the rows of its first and last day).
  *
  * Security property: counts, closed enums and names only ("safe to paste
  * into a review"); nothing a script printed, read or passed is stored, so
  * nothing of it can appear.
  */
 import { ComisError } from '../errors.js';
+import { windowSums, type WindowSums } from '../store/fleet-rollup.js';
 import {
   deniedByPolicy,
   deniedCapabilities,
   durableRunCounts,
+  windowRepairs,
   windowRunStats,
   compareText,
   type DenyReason,
@@ -89,6 +92,7 @@ export function parseSince(spec: string, now: number): number {
 interface SourceContext {
   since: number;
   until: number;
+  sums: WindowSums;
 }
 
 type FleetSource = (db: Database, ctx: SourceContext) => FleetFinding[];
@@ -151,8 +155,8 @@ function efficiencyFinding(s: WindowRunStats): FleetFinding {
 
 /** The finding sources, in no particular order (the report sorts). */
 export const FLEET_SOURCES: readonly FleetSource[] = [
-  function runs(db, { since, until }) {
-    const stats = windowRunStats(db, since, until);
+  function runs(db, { sums, since, until }) {
+    const stats = windowRunStats(sums.runs, windowRepairs(db, since, until));
     const failures: FleetFinding[] = stats.failureClasses.map(({ failureClass, count }) => ({
       code: 'orchestrate_failed',
       severity: 'error',
@@ -172,8 +176,8 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
     }));
     return [efficiencyFinding(stats), ...failures, ...refused];
   },
-  function denied(db, { since, until }) {
-    const { list, total } = deniedCapabilities(db, since, until, TOP_DENIED);
+  function denied(_db, { sums }) {
+    const { list, total } = deniedCapabilities(sums.denies, TOP_DENIED);
     return list.map((d, i) => ({
       code: 'capability_denied',
       severity: 'warning',
@@ -186,9 +190,9 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
       data: { events: d.events, runs: d.runs },
     }));
   },
-  function policyDenied(db, { since, until }) {
+  function policyDenied(_db, { sums }) {
     // Tool-policy and role denies, apart from capability denies: the capability was held.
-    const { list, total } = deniedByPolicy(db, since, until, TOP_DENIED);
+    const { list, total } = deniedByPolicy(sums.denies, TOP_DENIED);
     return list.map((d, i) => ({
       code: 'policy_denied',
       severity: 'warning',
@@ -244,6 +248,11 @@ export interface FleetOptions {
   since?: string;
   /** The end of the window, ms since the epoch (default: now). */
   now?: number;
+  /**
+   * A file to keep the per-day rollup in (`$COMIS_HOME/cache/fleet-rollup.json` for the
+   * command); without one every row of the window is read. The report is the same.
+   */
+  rollupFile?: string;
 }
 
 /** Builds the fleet report over [since, now]. */
@@ -251,7 +260,8 @@ export function fleet(db: Database, options: FleetOptions = {}): FleetReport {
   const until = options.now ?? Date.now();
   const spec = options.since ?? DEFAULT_SINCE;
   const since = parseSince(spec, until);
-  const findings = FLEET_SOURCES.flatMap((source) => source(db, { since, until })).sort(compareFindings);
+  const sums = windowSums(db, since, until, options.rollupFile);
+  const findings = FLEET_SOURCES.flatMap((source) => source(db, { since, until, sums })).sort(compareFindings);
   const efficiency = findings.find((f) => f.code === 'orchestrate_efficiency');
   return {
     window: { spec, since: new Date(since).toISOString(), until: new Date(until).toISOString() },

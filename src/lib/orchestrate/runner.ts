@@ -148,6 +148,9 @@ export interface OrchestrateOutcome {
   audit: AuditRow[];
 }
 
+/** A replay answers the recorded calls, a checkpoint (≤ 1 MiB) among them. */
+const REPLAY_FRAME_BYTES = 1024 * 1024 + 64 * 1024;
+
 export async function runOrchestrate(options: OrchestrateOptions): Promise<OrchestrateOutcome> {
   // Every event is also logged (content-free, by allowlist); the logger loads pino on first use.
   const emit = (event: OrchestrateEvent): void => {
@@ -190,6 +193,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     try {
       // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.
       if (slicesResults(prepared.script.code)) void services.getSlicer().then((x) => x.warm(), () => undefined);
+      // The socket's request frame limit, which the SDKs check before sending (a durable run's checkpoint takes up to 1 MiB).
+      const frameLimit = options.replayTools ? REPLAY_FRAME_BYTES : durable?.maxFrameBytes;
       parts.socket = await openRunSocket({
         agent: options.agent,
         home: options.home,
@@ -200,7 +205,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         sockDir: parts.dir.sockDir,
         hostUid: agentJail.hostUid,
         ...(durable ? { durable: durable.run, maxFrameBytes: durable.maxFrameBytes } : {}),
-        ...(options.replayTools ? { tools: options.replayTools, maxFrameBytes: 1024 * 1024 + 64 * 1024 } : {}),
+        ...(options.replayTools ? { tools: options.replayTools, maxFrameBytes: REPLAY_FRAME_BYTES } : {}),
         ...(options.webFetchDeps ? { webFetchDeps: options.webFetchDeps } : {}),
         onAudit: (row, event) => {
           audit.push(row);
@@ -209,7 +214,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       });
       mark('socket');
       if (options.stdoutFile) stdout.openTee(options.stdoutFile);
-      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface, readOnlyWorkspace: options.replayTools !== undefined, ...(mcpDigest ? { extraEnv: await mcpDigest } : {}) });
+      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface, readOnlyWorkspace: options.replayTools !== undefined, extraEnv: { ...(frameLimit ? { COMIS_FRAME_LIMIT: String(frameLimit) } : {}), ...(mcpDigest ? await mcpDigest : {}) } });
       mark('spawned');
       // Logged after the spawn, so loading the logger overlaps the jail's own start.
       emit({ type: 'run:started', runId, leaseId: lease.lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });

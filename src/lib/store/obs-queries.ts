@@ -11,6 +11,7 @@
  * even a store written by something other than comis cannot smuggle text
  * into a report.
  */
+import type { DenySums, RunSums } from './fleet-rollup.js';
 import type { Database } from './store.js';
 import {
   FAILURE_CLASSES,
@@ -330,45 +331,40 @@ export interface WindowRunStats {
 }
 
 /**
- * Run count, failures by class, ResultRef and savings totals of the runs
- * started in [since, until]: one pass over the window, no GROUP BY (the
- * failure classes are a closed set, summed column by column).
+ * One-shot repairs of the runs started in [since, until]: attempted (the model
+ * was asked) and succeeded. Read live (partial index runs_repair, migration 10:
+ * only runs whose repair was attempted), not from the fleet rollup.
  */
-export function windowRunStats(db: Database, since: number, until: number): WindowRunStats {
-  const perClass = FAILURE_CLASSES.map((c, i) => `COALESCE(SUM(failure_class = '${c}'), 0) AS fc${i}`).join(', ');
-  const perReason = REFUSAL_REASONS.map((r, i) => `COALESCE(SUM(refusal_reason = '${r}'), 0) AS rr${i}`).join(', ');
+export function windowRepairs(db: Database, since: number, until: number): { attempted: number; succeeded: number } {
   const row = db
-    .prepare(
-      `SELECT COUNT(*) AS runs,
-              COALESCE(SUM(outcome = 'failure'), 0) AS failures,
-              COALESCE(SUM(result_ref_count > 0), 0) AS with_refs,
-              COALESCE(SUM(result_ref_count), 0) AS ref_count,
-              COALESCE(SUM(result_ref_bytes), 0) AS ref_bytes,
-              COALESCE(SUM(CASE WHEN result_ref_count > 0 THEN MAX(COALESCE(est_saved_tokens, 0), 0) ELSE 0 END), 0) AS saved,
-              COALESCE(SUM(outcome = 'refused'), 0) AS refused,
-              ${perClass}, ${perReason}
-       FROM runs WHERE started_at >= ? AND started_at <= ?`,
-    )
-    .get(since, until) as Record<string, number>;
-  const failureClasses = FAILURE_CLASSES.map((failureClass, i) => ({ failureClass, count: row[`fc${i}`] ?? 0 })).filter((c) => c.count > 0);
-  // Partial index runs_repair (migration 10): only runs whose repair was attempted.
-  const repairs = db
     .prepare(
       `SELECT COUNT(*) AS attempted, COALESCE(SUM(repair_outcome = 'repaired'), 0) AS succeeded
        FROM runs WHERE repair_attempted = 1 AND started_at >= ? AND started_at <= ?`,
     )
     .get(since, until) as { attempted: number; succeeded: number };
+  return { attempted: row.attempted ?? 0, succeeded: row.succeeded ?? 0 };
+}
+
+/**
+ * Run count, failures by class, ResultRef and savings totals of a window,
+ * from its run sums (fleet-rollup.ts: one pass over the window, or the
+ * cached days plus the partial ones).
+ */
+export function windowRunStats(sums: RunSums, repairs: { attempted: number; succeeded: number }): WindowRunStats {
+  const at = (i: number): number => sums[i] ?? 0;
+  const classes = 7;
+  const reasons = classes + FAILURE_CLASSES.length;
   return {
-    runs: row.runs ?? 0,
-    failures: row.failures ?? 0,
-    runsWithResultRefs: row.with_refs ?? 0,
-    resultRefCount: row.ref_count ?? 0,
-    resultRefBytes: row.ref_bytes ?? 0,
-    estSavedTokens: Math.round(row.saved ?? 0),
-    failureClasses,
-    refused: row.refused ?? 0,
-    refusalReasons: REFUSAL_REASONS.map((reason, i) => ({ reason, count: row[`rr${i}`] ?? 0 })).filter((r) => r.count > 0),
-    repairs: { attempted: repairs.attempted ?? 0, succeeded: repairs.succeeded ?? 0 },
+    runs: at(0),
+    failures: at(1),
+    runsWithResultRefs: at(2),
+    resultRefCount: at(3),
+    resultRefBytes: at(4),
+    estSavedTokens: Math.round(at(5)),
+    failureClasses: FAILURE_CLASSES.map((failureClass, i) => ({ failureClass, count: at(classes + i) })).filter((c) => c.count > 0),
+    refused: at(6),
+    refusalReasons: REFUSAL_REASONS.map((reason, i) => ({ reason, count: at(reasons + i) })).filter((r) => r.count > 0),
+    repairs,
   };
 }
 
@@ -384,11 +380,11 @@ export interface DeniedCapability {
 
 /**
  * Capabilities most often denied in the window: deny events and distinct
- * runs per capability, the top `limit` by events (partial index
- * `audit_deny_at`, migration 3, which holds only denies).
+ * runs per capability, the top `limit` by events (the sums come from the
+ * partial index `audit_deny_at`, migration 3, which holds only denies).
  */
-export function deniedCapabilities(db: Database, since: number, until: number, limit: number): { list: DeniedCapability[]; total: number } {
-  return deniedBy(db, since, until, limit, 'capability');
+export function deniedCapabilities(denies: DenySums, limit: number): { list: DeniedCapability[]; total: number } {
+  return deniedBy(denies, limit, 'capability');
 }
 
 /**
@@ -396,8 +392,8 @@ export function deniedCapabilities(db: Database, since: number, until: number, l
  * explicit_deny, not_in_profile, role_coordinator), the same shape keyed by
  * tool (`capability` holds the tool name).
  */
-export function deniedByPolicy(db: Database, since: number, until: number, limit: number): { list: DeniedCapability[]; total: number } {
-  return deniedBy(db, since, until, limit, 'policy');
+export function deniedByPolicy(denies: DenySums, limit: number): { list: DeniedCapability[]; total: number } {
+  return deniedBy(denies, limit, 'policy');
 }
 
 /**
@@ -411,40 +407,24 @@ function denySubject(kind: 'capability' | 'policy', capability: string, tool: st
   return tool !== '<unknown>' && tool !== '<invalid>' ? tool : reason;
 }
 
-function deniedBy(db: Database, since: number, until: number, limit: number, kind: 'capability' | 'policy'): { list: DeniedCapability[]; total: number } {
-  const rows = db
-    .prepare(
-      `SELECT capability, tool, reason, COUNT(*) AS n FROM audit_events
-       WHERE decision = 'deny' AND at >= ? AND at <= ?
-       GROUP BY capability, tool, reason`,
-    )
-    .all(since, until) as { capability: string; tool: string; reason: string | null; n: number }[];
+function deniedBy(denies: DenySums, limit: number, kind: 'capability' | 'policy'): { list: DeniedCapability[]; total: number } {
   // Distinct runs: per capability for capability subjects; per tool for the rest, whose
   // rows all carry capability "none" (policy denies, the control plane, unknown tools).
-  const runsPerCap = new Map(
-    (db.prepare(`SELECT capability, COUNT(DISTINCT run_id) AS runs FROM audit_events WHERE decision = 'deny' AND at >= ? AND at <= ? GROUP BY capability`).all(since, until) as { capability: string; runs: number }[]).map((r) => [safeName(r.capability), r.runs]),
-  );
-  const runsPerNoneTool = new Map(
-    (db
-      .prepare(`SELECT tool, COUNT(DISTINCT run_id) AS runs FROM audit_events WHERE decision = 'deny' AND at >= ? AND at <= ? AND capability = 'none' GROUP BY tool`)
-      .all(since, until) as { tool: string; runs: number }[]).map((r) => [safeName(r.tool), r.runs]),
-  );
   const bySubject = new Map<string, { events: number; runs: number; reasons: Map<string, number>; tools: Map<string, number> }>();
-  for (const r of rows) {
-    const reason = safeReason(r.reason);
+  for (const [key, n] of denies.tallies) {
+    const [capability = '', tool = '', rawReason = ''] = key.split('\u0000');
+    const reason = safeReason(rawReason);
     if (isPolicyDeny(reason) !== (kind === 'policy')) continue;
-    const tool = safeName(r.tool);
-    const capability = safeName(r.capability);
     const subject = denySubject(kind, capability, tool, reason);
     const entry = bySubject.get(subject) ?? { events: 0, runs: 0, reasons: new Map(), tools: new Map() };
     if (!bySubject.has(subject)) {
       bySubject.set(subject, entry);
-      entry.runs = capability !== 'none' ? (runsPerCap.get(capability) ?? 0) : 0;
+      entry.runs = capability !== 'none' ? (denies.capRuns.get(capability)?.size ?? 0) : 0;
     }
-    if (capability === 'none') entry.runs = Math.max(entry.runs, runsPerNoneTool.get(tool) ?? 0);
-    entry.events += r.n;
-    entry.reasons.set(reason, (entry.reasons.get(reason) ?? 0) + r.n);
-    entry.tools.set(tool, (entry.tools.get(tool) ?? 0) + r.n);
+    if (capability === 'none') entry.runs = Math.max(entry.runs, denies.noneToolRuns.get(tool)?.size ?? 0);
+    entry.events += n;
+    entry.reasons.set(reason, (entry.reasons.get(reason) ?? 0) + n);
+    entry.tools.set(tool, (entry.tools.get(tool) ?? 0) + n);
   }
   const top = (m: Map<string, number>): string => [...m].sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))[0]?.[0] ?? 'other';
   const list = [...bySubject]

@@ -74,7 +74,7 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
     const out = await extractBody(page.body, kind, page.contentType, page.finalUrl, maxChars, page.truncated);
     const meta = { url: page.url, finalUrl: page.finalUrl, status: page.status, contentType: page.contentType, title: out.title };
     const truncated = page.truncated || out.cut;
-    const payload = Buffer.from(out.text, 'utf8');
+    const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
     if (ctx.results && payload.length > ctx.results.thresholdBytes) {
       const handle: ResultRefHandle = materialize(
         ctx.results,

@@ -237,7 +237,10 @@ def _connect():
     return conn
 
 
-_MAX_FRAME_BYTES = 64 * 1024
+try:  # the runner sets it when the socket takes more (a durable run's checkpoint)
+    _MAX_FRAME_BYTES = int(_os.environ.get("COMIS_FRAME_LIMIT") or 65536)
+except ValueError:
+    _MAX_FRAME_BYTES = 65536
 
 
 def _call(method, params, tool=None):

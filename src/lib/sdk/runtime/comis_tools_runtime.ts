@@ -423,7 +423,11 @@ function connect(): net.Socket {
 }
 
 /** The capability socket's request frame limit: a bigger request is refused here, with its size, instead of closing the socket. */
-const MAX_FRAME_BYTES = 64 * 1024;
+const MAX_FRAME_BYTES = Number(process.env.COMIS_FRAME_LIMIT) || 64 * 1024; // the runner sets it when the socket takes more (a durable run's checkpoint)
+
+// Calls made in the same tick (Promise.all of several) leave in one write: the socket is corked
+// on the first and uncorked once the tick's other callbacks ran.
+let corked = false;
 
 function call(method: string, params: unknown, tool?: string): Promise<unknown> {
   const id = nextId++;
@@ -435,6 +439,14 @@ function call(method: string, params: unknown, tool?: string): Promise<unknown> 
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject, tool });
     socket.ref();
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
     socket.write(frame);
   });
 }
