@@ -26,6 +26,8 @@ export interface RegexExtent {
   back: number;
 }
 
+const BRACES = /\{(\d+)(,(\d*))?\}/y;
+const DIGITS = /\d+/y;
 const ZERO: RegexExtent = { len: 0, min: 0, reach: 0, back: 0 };
 const ONE: RegexExtent = { len: 1, min: 1, reach: 1, back: 0 };
 const BOUNDARY: RegexExtent = { len: 0, min: 0, reach: 1, back: 1 };
@@ -108,7 +110,8 @@ export function regexExtent(re: RegExp): RegexExtent {
       i += 1;
       out = repeat(atom, 0, 1);
     } else if (c === '{') {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(src.slice(i));
+      BRACES.lastIndex = i;
+      const m = BRACES.exec(src);
       if (!m) return atom; // a literal `{` (Annex B)
       i += m[0].length;
       const lo = Number(m[1]);
@@ -138,7 +141,8 @@ export function regexExtent(re: RegExp): RegexExtent {
       return BOUNDARY;
     }
     if (/[1-9]/.test(c)) {
-      const m = /^\d+/.exec(src.slice(i))!;
+      DIGITS.lastIndex = i;
+      const m = DIGITS.exec(src)!;
       i += m[0].length;
       return groups[Number(m[0]) - 1] ?? fail('forward or unknown back-reference');
     }
@@ -220,42 +224,54 @@ export interface PrefilterRule {
  * non-ASCII character.
  */
 export class TriggerAutomaton {
-  /** next[state * 128 + c] */
+  /** Character class of each ASCII code (upper-case letters share their lower case's); 0 for characters no trigger has. */
+  private readonly classes: Uint8Array;
+  private readonly width: number;
+  /** next[state * width + class] */
   private readonly next: Int32Array;
   /** For each state, the rules (indices) with a trigger ending here, and that trigger's length. */
   private readonly outRules: Int32Array[];
   private readonly outLengths: Int32Array[];
-  readonly ruleCount: number;
 
   constructor(rules: readonly PrefilterRule[]) {
-    this.ruleCount = rules.length;
-    const goto: Map<number, number>[] = [new Map()];
-    const outs: Map<number, number>[] = [new Map()]; // rule -> longest trigger length ending here
-    rules.forEach((rule, r) => {
+    const classes = new Uint8Array(128);
+    let width = 1;
+    let total = 1;
+    for (const rule of rules) {
       for (const trigger of rule.triggers) {
         if (trigger.length === 0 || /[^\x00-\x7f]/.test(trigger) || trigger !== trigger.toLowerCase()) throw new Error(`trigger ${JSON.stringify(trigger)}: lower-case ASCII, non-empty`);
-        let s = 0;
+        total += trigger.length;
         for (let k = 0; k < trigger.length; k++) {
           const c = trigger.charCodeAt(k);
-          let t = goto[s]!.get(c);
-          if (t === undefined) {
-            t = goto.length;
-            goto.push(new Map());
+          if (classes[c] === 0) classes[c] = width++;
+        }
+      }
+    }
+    for (let c = 65; c <= 90; c++) classes[c] = classes[c + 32]!;
+    // The trie: goto[state * width + class], -1 where there is no edge.
+    const goto = new Int32Array(total * width).fill(-1);
+    const outs: Map<number, number>[] = [new Map()]; // rule -> length of its longest trigger ending here
+    let states = 1;
+    rules.forEach((rule, r) => {
+      for (const trigger of rule.triggers) {
+        let s = 0;
+        for (let k = 0; k < trigger.length; k++) {
+          const at = s * width + classes[trigger.charCodeAt(k)]!;
+          if (goto[at]! < 0) {
+            goto[at] = states++;
             outs.push(new Map());
-            goto[s]!.set(c, t);
           }
-          s = t;
+          s = goto[at]!;
         }
         outs[s]!.set(r, Math.max(outs[s]!.get(r) ?? 0, trigger.length));
       }
     });
-    const states = goto.length;
-    const next = new Int32Array(states * 128);
+    const next = new Int32Array(states * width);
     const fail = new Int32Array(states);
     const queue: number[] = [];
-    for (let c = 0; c < 128; c++) {
-      const t = goto[0]!.get(c);
-      if (t !== undefined) {
+    for (let c = 1; c < width; c++) {
+      const t = goto[c]!;
+      if (t >= 0) {
         next[c] = t;
         queue.push(t);
       }
@@ -264,17 +280,17 @@ export class TriggerAutomaton {
       const s = queue[q]!;
       // Outputs of the failure state end here too (shorter triggers that are suffixes).
       for (const [r, len] of outs[fail[s]!]!) if (!outs[s]!.has(r)) outs[s]!.set(r, len);
-      for (let c = 0; c < 128; c++) {
-        const t = goto[s]!.get(c);
-        if (t !== undefined) {
-          fail[t] = next[fail[s]! * 128 + c]!;
-          next[s * 128 + c] = t;
+      for (let c = 0; c < width; c++) {
+        const t = c === 0 ? -1 : goto[s * width + c]!;
+        if (t >= 0) {
+          fail[t] = next[fail[s]! * width + c]!;
+          next[s * width + c] = t;
           queue.push(t);
-        } else next[s * 128 + c] = next[fail[s]! * 128 + c]!;
+        } else next[s * width + c] = next[fail[s]! * width + c]!;
       }
     }
-    // Upper-case ASCII letters go where their lower case goes.
-    for (let s = 0; s < states; s++) for (let c = 65; c <= 90; c++) next[s * 128 + c] = next[s * 128 + c + 32]!;
+    this.classes = classes;
+    this.width = width;
     this.next = next;
     this.outRules = outs.map((m) => Int32Array.from(m.keys()));
     this.outLengths = outs.map((m) => Int32Array.from(m.values()));
@@ -285,19 +301,15 @@ export class TriggerAutomaton {
    * (for each rule, the longest of its triggers ending at `end`).
    */
   scan(text: string, from: number, to: number, hit: (rule: number, start: number, end: number) => void): void {
-    const next = this.next;
-    const outRules = this.outRules;
+    const { next, classes, width, outRules, outLengths } = this;
     let s = 0;
     for (let i = from; i < to; i++) {
       const c = text.charCodeAt(i);
-      if (c >= 128) {
-        s = 0;
-        continue;
-      }
-      s = next[(s << 7) | c]!;
+      s = next[s * width + (c < 128 ? classes[c]! : 0)]!;
+      if (s === 0) continue;
       const rules = outRules[s]!;
       if (rules.length === 0) continue;
-      const lengths = this.outLengths[s]!;
+      const lengths = outLengths[s]!;
       for (let k = 0; k < rules.length; k++) hit(rules[k]!, i + 1 - lengths[k]!, i + 1);
     }
   }

@@ -36,6 +36,11 @@ export interface ScanOptions {
   path?: string;
   /** Hard cap in UTF-16 code units, checked before any regex; default {@link DEFAULT_MAX_SCAN_CHARS}. */
   maxChars?: number;
+  /**
+   * `false` runs every rule over every scanned range of every view, without the literal
+   * prefilter: the reference the prefilter is tested against (same findings, slower).
+   */
+  prefilter?: boolean;
 }
 
 /** 4 Mi code units: far above any real skill (the largest public ones are ~300 kB). */
@@ -81,13 +86,14 @@ const TRIGGER_MARGIN = Math.max(...COMPILED.map((c) => c.before)) + 1;
  * match of it can start, for match starts in text[lo, hi). Undefined for a rule
  * that has no trigger occurrence there.
  */
-function candidateWindows(text: string, ranges: readonly (readonly [number, number])[]): (number[] | undefined)[] {
+function candidateWindows(text: string, ranges: readonly (readonly [number, number])[], prefilter: boolean): (number[] | undefined)[] {
   const windows: (number[] | undefined)[] = COMPILED.map(() => undefined);
   for (const [lo, hi] of ranges) {
     for (let r = 0; r < COMPILED.length; r++) {
-      if (COMPILED[r]!.rule.triggers) continue;
-      (windows[r] ??= []).push(lo, hi - 1);
+      if (prefilter && COMPILED[r]!.rule.triggers) continue;
+      if (hi > lo) (windows[r] ??= []).push(lo, hi - 1);
     }
+    if (!prefilter) continue;
     AUTOMATON.scan(text, Math.max(0, lo - TRIGGER_MARGIN), Math.min(text.length, hi + TRIGGER_MARGIN), (r, start, end) => {
       const c = COMPILED[r]!;
       const from = Math.max(lo, end - c.before);
@@ -204,6 +210,8 @@ interface Document {
   path: string | undefined;
   regions: MarkdownRegions | undefined;
   scriptFlavor: 'shell' | 'code';
+  /** Rules only in windows around their triggers (see ScanOptions.prefilter). */
+  prefilter: boolean;
 }
 
 function scriptFlavorOf(path: string | undefined, raw: string): 'shell' | 'code' {
@@ -383,7 +391,7 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
   for (const view of views) {
     // Derived views only where they differ from the raw text; one trigger pass per view.
     const ranges = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
-    scanView(doc, view, candidateWindows(view.text, ranges), sink, ctxBase);
+    scanView(doc, view, candidateWindows(view.text, ranges, doc.prefilter), sink, ctxBase);
   }
 }
 
@@ -444,8 +452,8 @@ function scanView(
 }
 
 /** Regex rules on decoded text (base64, hex, char codes): which rules fire, no positions. */
-function rescanDecoded(text: string, depth: number): InnerHit[] {
-  const doc: Document = { raw: text.slice(0, 100_000), kind: 'text', path: undefined, regions: undefined, scriptFlavor: 'shell' };
+function rescanDecoded(text: string, depth: number, prefilter: boolean): InnerHit[] {
+  const doc: Document = { raw: text.slice(0, 100_000), kind: 'text', path: undefined, regions: undefined, scriptFlavor: 'shell', prefilter };
   const sink = new FindingSink();
   const views = buildViews(doc.raw, false);
   runTextRules(doc, views, sink);
@@ -459,7 +467,7 @@ function runDetectors(doc: Document, sink: FindingSink, depth: number, hiding: b
     kind: doc.kind,
     regions: doc.regions,
     earlier: sink.hits,
-    rescan: (text) => rescanDecoded(text, depth),
+    rescan: (text) => rescanDecoded(text, depth, doc.prefilter),
     depth,
   };
   const emit = (hit: RawHit): void => sink.add({ ...hit, view: hit.view ?? 'raw' });
@@ -499,7 +507,7 @@ export function scanSkillContent(content: string, options: ScanOptions = {}): Co
   }
   const lineStarts = computeLineStarts(content);
   const regions = kind === 'markdown' ? analyzeMarkdown(raw) : undefined;
-  const doc: Document = { raw, kind, path: options.path, regions, scriptFlavor: scriptFlavorOf(options.path, raw) };
+  const doc: Document = { raw, kind, path: options.path, regions, scriptFlavor: scriptFlavorOf(options.path, raw), prefilter: options.prefilter ?? true };
   const views = buildViews(raw, kind === 'markdown');
   runTextRules(doc, views, sink);
   runDetectors(doc, sink, 0, true);

@@ -90,7 +90,7 @@ class MappedBuilder {
   }
 
   /** Copies source[from, to) with its existing mapping. */
-  pushRange(source: TextView, from: number, to: number, lowerAscii = false): void {
+  pushRange(source: TextView, from: number, to: number, lowerAscii = false, lowered?: string): void {
     if (to <= from) return;
     const map = source.map;
     if (!map) this.segment(this.length, from, -1);
@@ -101,8 +101,7 @@ class MappedBuilder {
         this.segment(this.length + (at - from), copied ? map.rawStart[k]! + (at - map.viewStart[k]!) : map.rawStart[k]!, map.rawEnd[k]!);
       }
     }
-    const slice = source.text.slice(from, to);
-    this.parts.push(lowerAscii ? slice.toLowerCase() : slice);
+    this.parts.push(lowered !== undefined ? lowered.slice(from, to) : lowerAscii ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
     this.length += to - from;
   }
 
@@ -169,20 +168,26 @@ export function needsNormalizedView(text: string): boolean {
   return false;
 }
 
-export function normalizedView(input: TextView, name: ScanView): TextView {
+export function normalizedView(input: TextView, name: ScanView): TextView & { differs: boolean } {
   const text = input.text;
-  if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), map: input.map, changes: input.changes };
+  if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), map: input.map, changes: input.changes, differs: false };
   const builder = new MappedBuilder();
   const changes: number[] = [];
   const inherited = input.changes ?? [];
+  // Lower-cased once: same length and offsets unless U+0130 (the one character whose lower case is two).
+  const lower = text.includes('\u0130') ? undefined : text.toLowerCase();
+  // True once some character comes out other than its own lower case (else the caller compares the texts).
+  let differs = false;
+  const nonAscii = /[^\x00-\x7f]/g;
   let k = 0;
   let i = 0;
   while (i < text.length) {
-    if (text.charCodeAt(i) < 0x80) {
-      let j = i + 1;
-      while (j < text.length && text.charCodeAt(j) < 0x80) j += 1;
+    nonAscii.lastIndex = i;
+    const next = nonAscii.exec(text);
+    const j = next ? next.index : text.length;
+    if (j > i) {
       while (k < inherited.length && inherited[k]! < j) changes.push(builder.size + Math.max(0, inherited[k++]! - i));
-      builder.pushRange(input, i, j, true);
+      builder.pushRange(input, i, j, true, lower);
       i = j;
       continue;
     }
@@ -196,30 +201,34 @@ export function normalizedView(input: TextView, name: ScanView): TextView {
     if (isTagCharacter(cp)) {
       const ascii = cp - 0xe0000;
       if (ascii >= 0x20 && ascii <= 0x7e) builder.push(String.fromCharCode(ascii).toLowerCase(), rawStartOf(input, i), rawEndOf(input, i + width - 1));
+      differs = true;
       i += width;
       continue;
     }
     if (isInvisible(cp) || isBidiControl(cp)) {
+      differs = true;
       i += width;
       continue;
     }
-    let j = i + width;
-    while (j < text.length) {
-      const next = text.codePointAt(j)!;
-      if (!isCombiningMark(next)) break;
-      j += next > 0xffff ? 2 : 1;
+    let j2 = i + width;
+    while (j2 < text.length) {
+      const after = text.codePointAt(j2)!;
+      if (!isCombiningMark(after)) break;
+      j2 += after > 0xffff ? 2 : 1;
     }
-    const cluster = text.slice(i, j).normalize('NFKC').toLowerCase();
+    const source = text.slice(i, j2);
+    const cluster = source.normalize('NFKC').toLowerCase();
     let out = '';
     for (const ch of cluster) out += confusableSkeleton(ch.codePointAt(0)!) ?? ch;
-    builder.push(out, rawStartOf(input, i), rawEndOf(input, j - 1));
-    i = j;
+    if (!differs && out !== source.toLowerCase()) differs = true;
+    builder.push(out, rawStartOf(input, i), rawEndOf(input, j2 - 1));
+    i = j2;
   }
   while (k < inherited.length) {
     changes.push(builder.size);
     k += 1;
   }
-  return builder.build(name, changes);
+  return { ...builder.build(name, changes), differs };
 }
 
 /**
@@ -235,12 +244,12 @@ export function buildViews(raw: string, withComments: boolean): TextView[] {
   // Derived views only where they can differ: no character that normalization changes means the
   // normalized view is the lower-cased raw text, which the case-insensitive rules already saw.
   if (!needsNormalizedView(raw)) return views;
-  const lowerRaw = raw.toLowerCase();
+  // A view that differs from the lower-cased text it came from is kept (`differs` says so without comparing).
   const normalized = normalizedView(rawView, 'normalized');
-  if (normalized.text !== lowerRaw) views.push(normalized);
+  if (normalized.differs || normalized.text !== raw.toLowerCase()) views.push(normalized);
   if (stripped) {
     const normalizedStripped = normalizedView(stripped, 'normalized-comments-stripped');
-    if (normalizedStripped.text !== stripped.text.toLowerCase()) views.push(normalizedStripped);
+    if (normalizedStripped.differs || normalizedStripped.text !== stripped.text.toLowerCase()) views.push(normalizedStripped);
   }
   return views;
 }
