@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const corpus = join(root, '..', 'shared', 'corpus', 'skills');
+const corpus = process.env.COMIS_SKILL_CORPUS ?? join(root, '..', 'shared', 'corpus', 'skills');
 const bin = join(root, 'bin', 'comis.js');
 const runs = Number(process.env.BENCH_RUNS ?? 7);
 const { scanSkillContent } = await import(join(root, 'dist/lib/skills/scanner.js'));
