@@ -27,6 +27,10 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   if (argv[0] === 'orchestrate' && !argv.includes('--help') && !argv.includes('-h')) {
     const { tryFastOrchestrate } = await import('../dist/cli/fast-orchestrate.js');
     done = await tryFastOrchestrate(argv.slice(1));
+  } else if (argv[0] === 'skill' && argv[1] === 'scan') {
+    // Plain paths with --format, --fail-on, --json (see fast-skill-scan.ts); anything else goes to oclif.
+    const { tryFastSkillScan } = await import('../dist/cli/fast-skill-scan.js');
+    done = await tryFastSkillScan(argv.slice(2));
   } else if ((argv[0] === 'explain' && argv[1] === '--last') || (argv[0] === 'jail' && argv[1] === 'probe') || argv[0] === 'fleet') {
     // Exactly `explain --last` / `jail probe` / `fleet [--since X]`, each with an optional trailing --json (see fast-commands.ts).
     const { tryFastCommand } = await import('../dist/cli/fast-commands.js');

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -119,6 +120,46 @@ describe('comis skill scan (e2e)', () => {
     });
     const loaded = readFileSync(trace, 'utf8').split('\n');
     expect(loaded.filter((m) => /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\//.test(m))).toEqual([]);
-    expect(loaded.filter((m) => m.includes('/dist/commands/')).map((m) => m.replace(/^.*\/dist\/commands\//, ''))).toEqual(['skill/scan.js']);
+    // Plain paths with --format: bin/comis.js's fast path, no oclif and no command class.
+    expect(loaded.filter((m) => m.includes('/dist/commands/') || m.includes('@oclif/core'))).toEqual([]);
+    expect(loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.js'))).toBe(true);
+    // Control: a flag outside the fast list (--root) goes through oclif and this command only.
+    const slowTrace = join(tempDir(), 'trace.txt');
+    runComis(['skill', 'scan', 'skills', '--root', '.'], {
+      home: tempDir(),
+      cwd: workspace(critical),
+      env: { NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: slowTrace },
+    });
+    const slow = readFileSync(slowTrace, 'utf8').split('\n');
+    expect(slow.filter((m) => m.includes('/dist/commands/')).map((m) => m.replace(/^.*\/dist\/commands\//, ''))).toEqual(['skill/scan.js']);
+  });
+
+  it('the fast path prints exactly what the oclif command prints (report, warnings, envelopes, exit codes)', () => {
+    const cwd = workspace({ ...critical, ...warnOnly, 'notes/README.md': '# no skill here\n' });
+    const lists = [
+      ['skill', 'scan', 'skills'],
+      ['skill', 'scan', 'skills', 'notes', '--format', 'json'],
+      ['skill', 'scan', 'skills', '--json', '--fail-on', 'warn'],
+      ['skill', 'scan', 'skills/warn/SKILL.md', '-f', 'sarif'],
+      ['skill', 'scan', 'skills', '--format', 'github', '--fail-on', 'never'],
+      ['skill', 'scan', 'nope'],
+      ['skill', 'scan', 'nope', '--json'],
+    ];
+    for (const args of lists) {
+      const home = tempDir();
+      const fast = runComis(args, { home, cwd });
+      const slow = viaOclif(args, home, cwd);
+      expect({ status: fast.status, stdout: fast.stdout, stderr: fast.stderr }, args.join(' ')).toEqual(slow);
+    }
   });
 });
+
+/** The same command through oclif (the command class), bypassing bin/comis.js's fast paths. */
+function viaOclif(args: string[], home: string, cwd: string): { status: number | null; stdout: string; stderr: string } {
+  const res = spawnSync(process.execPath, [join(repoRoot, 'test/helpers/oclif-run.mjs'), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home },
+    encoding: 'utf8',
+  });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}

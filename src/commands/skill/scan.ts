@@ -4,7 +4,6 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../../cli/base-command.js';
 import { ComisError, ExitCode } from '../../lib/errors.js';
-import type { ScanReport } from '../../lib/skills/scan-paths.js';
 
 export default class SkillScan extends BaseCommand {
   static override summary = 'Lint SKILL.md files (and the files beside them) for hidden and dangerous content.';
@@ -53,23 +52,22 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
     const stdin = paths.includes('-') ? readStdin() : undefined;
     if (flags.sanitize) return this.sanitize(paths, stdin);
 
-    const { loadBaseline, writeBaseline } = await import('../../lib/skills/baseline.js');
-    const { scanSkillPaths } = await import('../../lib/skills/scan-paths.js');
+    const { scanReport, renderReport } = await import('../../cli/skill-scan-main.js');
     const failOn = flags['fail-on'] as 'critical' | 'warn' | 'never';
-    const report = scanSkillPaths({
+    const report = await scanReport({
       paths,
       stdin,
-      cwd: process.cwd(),
       root: flags.root,
       maxBytes: flags['max-bytes'],
       failOn,
-      baseline: flags.baseline ? loadBaseline(flags.baseline) : undefined,
+      baseline: flags.baseline,
       inlineSuppressions: flags['inline-suppressions'],
       ignoreDocumented: flags['ignore-documented'],
     });
     for (const warning of report.warnings) this.addWarning(warning);
 
     if (flags['write-baseline']) {
+      const { writeBaseline } = await import('../../lib/skills/baseline.js');
       const entries = report.files.flatMap((f) => [...f.findings, ...f.suppressed].map((x) => ({ fingerprint: x.fingerprint, ruleId: x.ruleId, path: f.path })));
       const written = writeBaseline(flags['write-baseline'], entries, flags.reason ?? '');
       const missing = written.suppressions.filter((e) => e.reason.trim() === '').length;
@@ -79,23 +77,11 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
     }
 
     if (report.summary.failed) this.setExitStatus(ExitCode.FAILURE);
-    if (!this.jsonEnabled()) process.stdout.write(await this.render(report, flags.format ?? 'pretty'));
-    return report;
-  }
-
-  private async render(report: ScanReport, format: string): Promise<string> {
-    if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
-    if (format === 'sarif') {
-      const { toSarif } = await import('../../lib/skills/report-sarif.js');
-      // The package's homepage when it has one, else the rule reference shipped with it (docs/ is in the package).
-      const { pathToFileURL } = await import('node:url');
+    if (!this.jsonEnabled()) {
       const homepage = (this.config.pjson as { homepage?: string }).homepage;
-      const informationUri = homepage ?? pathToFileURL(`${this.config.root}/docs/commands/skill-scan.md`).href;
-      return `${JSON.stringify(toSarif(report, { toolVersion: this.config.version, informationUri }), null, 2)}\n`;
+      process.stdout.write(await renderReport(report, flags.format ?? 'pretty', { version: this.config.version, homepage, root: this.config.root }));
     }
-    const { renderGithub, renderPretty } = await import('../../lib/skills/report-text.js');
-    const { outStyle } = await import('../../cli/color.js');
-    return format === 'github' ? renderGithub(report) : renderPretty(report, outStyle());
+    return report;
   }
 
   private async sanitize(paths: string[], stdin: string | undefined): Promise<unknown> {

@@ -7,7 +7,7 @@
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
-import picomatch from 'picomatch';
+import { createRequire } from 'node:module';
 
 import { ComisError } from '../errors.js';
 import { findingFingerprint, type Baseline } from './baseline.js';
@@ -152,6 +152,11 @@ function walk(dir: string, visit: (path: string, isDir: boolean) => void, depth 
   }
 }
 
+/** picomatch only when a glob is given (most scans name files and directories). */
+function loadPicomatch(): typeof import('picomatch') {
+  return createRequire(import.meta.url)('picomatch') as typeof import('picomatch');
+}
+
 function expandGlob(pattern: string, cwd: string): string[] {
   const absolutePattern = toPosix(isAbsolute(pattern) ? pattern : join(cwd, pattern));
   const parts = absolutePattern.split('/');
@@ -161,7 +166,7 @@ function expandGlob(pattern: string, cwd: string): string[] {
   // picomatch: `*`, `**`, `?`, `[...]` classes and nested `{a,{b,c}}` braces, as shells and CI tools expand them.
   // `dot: true` because the walker scans dot-directories too (a skill's `.config/` is part of it).
   // picomatch reads `[!a]` as the class {!, a}; shells (and users) mean "not a", as `[^a]`.
-  const isMatch = picomatch(parts.slice(firstGlob).join('/').replace(/(?<!\\)\[!/g, '[^'), { dot: true });
+  const isMatch = loadPicomatch()(parts.slice(firstGlob).join('/').replace(/(?<!\\)\[!/g, '[^'), { dot: true });
   const out: string[] = [];
   walk(base, (path) => {
     if (isMatch(toPosix(relative(base, path)))) out.push(path);

@@ -26,6 +26,7 @@ import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchCont
 import { sentenceBefore } from './rules/fragments.js';
 import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
 import { escapeForDisplay } from './unicode.js';
+import { regexExtent, TriggerAutomaton } from './prefilter.js';
 import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
 
 export interface ScanOptions {
@@ -35,6 +36,11 @@ export interface ScanOptions {
   path?: string;
   /** Hard cap in UTF-16 code units, checked before any regex; default {@link DEFAULT_MAX_SCAN_CHARS}. */
   maxChars?: number;
+  /**
+   * `false` runs every rule over every scanned range of every view, without the literal
+   * prefilter: the reference the prefilter is tested against (same findings, slower).
+   */
+  prefilter?: boolean;
 }
 
 /** 4 Mi code units: far above any real skill (the largest public ones are ~300 kB). */
@@ -42,33 +48,122 @@ export const DEFAULT_MAX_SCAN_CHARS = 4 * 1024 * 1024;
 /** Findings kept per rule and file; the last one says how many more there were. */
 export const MAX_FINDINGS_PER_RULE = 50;
 
-const PATTERN_RULES = RULES.filter((r): r is PatternRule => r.kind === 'pattern');
-const COOCCUR_RULES = RULES.filter((r): r is CooccurRule => r.kind === 'cooccur');
+/** A pattern or co-occurrence rule with what the prefilter needs, computed once. */
+interface CompiledRule {
+  rule: PatternRule | CooccurRule;
+  /** The pattern (or anchor), global. */
+  re: RegExp;
+  /** For rules with a declared `lead`: the same pattern, sticky, tried at candidate positions only. */
+  sticky: RegExp | undefined;
+  /** A match starts at most this far before the end of a trigger it contains. */
+  before: number;
+  /** Characters a match attempt can inspect before / from its start (regexExtent). */
+  back: number;
+  reach: number;
+}
+
+function compile(rule: PatternRule | CooccurRule): CompiledRule {
+  const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
+  const extent = regexExtent(re);
+  const lead = rule.kind === 'pattern' ? rule.lead : undefined;
+  const longestTrigger = Math.max(0, ...(rule.triggers ?? []).map((t) => t.length));
+  if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
+    if (lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
+    return { rule, re, sticky: new RegExp(re.source, `${re.flags}y`), before: longestTrigger + lead, back: 0, reach: 0 };
+  }
+  return { rule, re, sticky: undefined, before: extent.len, back: extent.back, reach: Math.max(1, extent.reach) };
+}
+
+/** Pattern rules first, then co-occurrence rules (the order findings of one view are collected in). */
+const COMPILED: readonly CompiledRule[] = [...RULES.filter((r): r is PatternRule => r.kind === 'pattern'), ...RULES.filter((r): r is CooccurRule => r.kind === 'cooccur')].map(compile);
+/** The one pass over a view: every rule's triggers. Rules without triggers run over the whole view. */
+const AUTOMATON = new TriggerAutomaton(COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [] })));
+/** How far around a derived view's window triggers are looked for. */
+const TRIGGER_MARGIN = Math.max(...COMPILED.map((c) => c.before)) + 1;
 
 /**
- * The literal prefilter, compiled once: one sticky-free regex over every rule's trigger
- * literals (longest first), run once per view instead of one `includes` per trigger
- * (hundreds of full-text passes once the host lists became triggers). Overlaps are exact:
- * after each hit the search resumes one character later, and a hit also counts every
- * trigger that is a substring of it ("password" contains "pass").
+ * Per rule, the merged windows [from, to] (inclusive, pairs in one array) where a
+ * match of it can start, for match starts in text[lo, hi). Undefined for a rule
+ * that has no trigger occurrence there.
  */
-const TRIGGERED_RULES = [...RULES.filter((r): r is PatternRule => r.kind === 'pattern'), ...RULES.filter((r): r is CooccurRule => r.kind === 'cooccur')];
-const ALL_TRIGGERS = [...new Set(TRIGGERED_RULES.flatMap((r) => r.triggers ?? []))].sort((a, b) => b.length - a.length);
-const TRIGGER_RE = new RegExp(ALL_TRIGGERS.map((t) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g');
-const CONTAINED: ReadonlyMap<string, readonly string[]> = new Map(ALL_TRIGGERS.map((t) => [t, ALL_TRIGGERS.filter((u) => t.includes(u))]));
-
-/** IDs of the rules whose trigger literals occur in `lower` (rules without triggers always run). */
-export function activeRules(lower: string): Set<string> {
-  const found = new Set<string>();
-  TRIGGER_RE.lastIndex = 0;
-  for (let m = TRIGGER_RE.exec(lower); m; m = TRIGGER_RE.exec(lower)) {
-    if (!found.has(m[0])) for (const t of CONTAINED.get(m[0]) ?? [m[0]]) found.add(t);
-    TRIGGER_RE.lastIndex = m.index + 1;
-    if (found.size === ALL_TRIGGERS.length) break;
+function candidateWindows(text: string, ranges: readonly (readonly [number, number])[], prefilter: boolean): (number[] | undefined)[] {
+  const windows: (number[] | undefined)[] = COMPILED.map(() => undefined);
+  for (const [lo, hi] of ranges) {
+    for (let r = 0; r < COMPILED.length; r++) {
+      if (prefilter && COMPILED[r]!.rule.triggers) continue;
+      if (hi > lo) (windows[r] ??= []).push(lo, hi - 1);
+    }
+    if (!prefilter) continue;
+    AUTOMATON.scan(text, Math.max(0, lo - TRIGGER_MARGIN), Math.min(text.length, hi + TRIGGER_MARGIN), (r, start, end) => {
+      const c = COMPILED[r]!;
+      const from = Math.max(lo, end - c.before);
+      const to = Math.min(hi - 1, start);
+      if (to < from) return;
+      const w = windows[r];
+      if (!w) {
+        windows[r] = [from, to];
+        return;
+      }
+      const n = w.length;
+      // Windows whose regex slices would overlap are one window (one exec loop).
+      if (from <= w[n - 1]! + c.back + c.reach + 1) {
+        if (to > w[n - 1]!) w[n - 1] = to;
+      } else w.push(from, to);
+    });
   }
-  const active = new Set<string>();
-  for (const rule of TRIGGERED_RULES) if (!rule.triggers || rule.triggers.some((t) => found.has(t))) active.add(rule.id);
-  return active;
+  return windows;
+}
+
+/**
+ * Every match of `c` starting inside `windows`, exactly as a global exec loop over
+ * the whole `text` finds them (same matches, same order, non-overlapping): each
+ * window's regex sees a slice long enough for everything an attempt inside it can
+ * inspect, and no match can start outside the windows. `match.index` and
+ * `match.input` are those of the whole text.
+ */
+function execInWindows(c: CompiledRule, text: string, windows: readonly number[], onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
+  let resume = 0;
+  if (c.sticky) {
+    const y = c.sticky;
+    for (let k = 0; k < windows.length; k += 2) {
+      const to = windows[k + 1]!;
+      for (let p = Math.max(windows[k]!, resume); p <= to; p++) {
+        y.lastIndex = p;
+        const m = y.exec(text);
+        if (!m || m[0].length === 0) continue;
+        const end = p + m[0].length;
+        onMatch(m, p, end);
+        resume = end;
+        p = end - 1;
+      }
+    }
+    return;
+  }
+  const re = c.re;
+  for (let k = 0; k < windows.length; k += 2) {
+    const from = Math.max(windows[k]!, resume);
+    const to = windows[k + 1]!;
+    if (from > to) continue;
+    const sliceStart = Math.max(0, from - c.back);
+    const sliceEnd = Math.min(text.length, to + c.reach);
+    const slice = sliceStart === 0 && sliceEnd === text.length ? text : text.slice(sliceStart, sliceEnd);
+    re.lastIndex = from - sliceStart;
+    for (let m = re.exec(slice); m && m.index + sliceStart <= to; m = re.exec(slice)) {
+      const start = m.index + sliceStart;
+      if (m[0].length === 0) {
+        re.lastIndex = m.index + 1;
+        resume = start + 1;
+        continue;
+      }
+      const end = start + m[0].length;
+      resume = end;
+      const next = re.lastIndex;
+      m.index = start;
+      m.input = text;
+      onMatch(m, start, end);
+      re.lastIndex = next;
+    }
+  }
 }
 
 const SHELL_LANGS = new Set(['', 'sh', 'bash', 'shell', 'zsh', 'console', 'shellsession', 'terminal', 'ksh', 'fish', 'powershell', 'ps1', 'pwsh', 'bat', 'cmd', 'text', 'txt', 'plaintext']);
@@ -115,6 +210,8 @@ interface Document {
   path: string | undefined;
   regions: MarkdownRegions | undefined;
   scriptFlavor: 'shell' | 'code';
+  /** Rules only in windows around their triggers (see ScanOptions.prefilter). */
+  prefilter: boolean;
 }
 
 function scriptFlavorOf(path: string | undefined, raw: string): 'shell' | 'code' {
@@ -292,85 +389,71 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
     };
   };
   for (const view of views) {
-    // Trigger literals are checked once per view, not per window.
-    const active = activeRules(view.name === 'raw' || view.name === 'comments-stripped' ? view.text.toLowerCase() : view.text);
-    const windows = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
-    for (const [ws, we] of windows) {
-      const text = ws === 0 && we === view.text.length ? view.text : view.text.slice(ws, we);
-      scanText(doc, view, text, ws, active, sink, ctxBase);
-    }
+    // Derived views only where they differ from the raw text; one trigger pass per view.
+    const ranges = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
+    scanView(doc, view, candidateWindows(view.text, ranges, doc.prefilter), sink, ctxBase);
   }
 }
 
-function scanText(
+function scanView(
   doc: Document,
   view: TextView,
-  text: string,
-  offset: number,
-  active: ReadonlySet<string>,
+  windows: readonly (number[] | undefined)[],
   sink: FindingSink,
   ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext,
 ): void {
+  const text = view.text;
   const literalView = view.name === 'raw' || view.name === 'comments-stripped';
-  for (const rule of PATTERN_RULES) {
-    if (rule.literalViewsOnly && !literalView) continue;
-    if (rule.markdownOnly && doc.kind !== 'markdown') continue;
-    if (rule.scriptOnly && doc.kind !== 'script') continue;
-    if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
-    if (!active.has(rule.id)) continue;
-    const re = rule.pattern;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      if (m[0].length === 0) {
-        re.lastIndex += 1;
-        continue;
-      }
-      const { start, end } = toRawRange(view, offset + m.index, offset + m.index + m[0].length);
-      const ctx = ctxBase(view, m, start, end);
-      if (rule.regions && !rule.regions.includes(ctx.region)) continue;
-      // A command on a comment line of a script is never executed by it (unlike Markdown, which the model reads whole).
-      if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) continue;
-      const verdict = rule.check ? rule.check(ctx) : true;
-      if (verdict === false) continue;
-      const adjust = typeof verdict === 'object' ? verdict : {};
-      sink.add({ ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message });
-    }
-  }
   const boundsByScope = new Map<string, { starts: number[]; ends: number[] }>();
-  for (const rule of COOCCUR_RULES) {
-    if (!active.has(rule.id)) continue;
+  for (let r = 0; r < COMPILED.length; r++) {
+    const w = windows[r];
+    if (!w) continue;
+    const c = COMPILED[r]!;
+    const rule = c.rule;
+    if (rule.kind === 'pattern') {
+      if (rule.literalViewsOnly && !literalView) continue;
+      if (rule.markdownOnly && doc.kind !== 'markdown') continue;
+      if (rule.scriptOnly && doc.kind !== 'script') continue;
+      if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
+      execInWindows(c, text, w, (m, from, to) => {
+        const { start, end } = toRawRange(view, from, to);
+        const ctx = ctxBase(view, m, start, end);
+        if (rule.regions && !rule.regions.includes(ctx.region)) return;
+        // A command on a comment line of a script is never executed by it (unlike Markdown, which the model reads whole).
+        if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) return;
+        const verdict = rule.check ? rule.check(ctx) : true;
+        if (verdict === false) return;
+        const adjust = typeof verdict === 'object' ? verdict : {};
+        sink.add({ ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message });
+      });
+      continue;
+    }
     const scope = doc.kind === 'markdown' || doc.kind === 'text' ? rule.scope : (rule.scriptScope ?? rule.scope);
     const verdicts = new Map<number, boolean>();
-    const re = rule.anchor;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      if (m[0].length === 0) {
-        re.lastIndex += 1;
-        continue;
-      }
+    execInWindows(c, text, w, (m, from, to) => {
       let bounds = boundsByScope.get(scope);
       if (!bounds) {
         bounds = unitBounds(text, scope);
         boundsByScope.set(scope, bounds);
       }
-      if (rule.notAfter?.test(sentenceBefore(text, m.index))) continue;
-      const unit = unitIndexAt(bounds.starts, m.index);
+      if (rule.notAfter?.test(sentenceBefore(text, from))) return;
+      const unit = unitIndexAt(bounds.starts, from);
       let ok = verdicts.get(unit);
       if (ok === undefined) {
         const unitText = text.slice(bounds.starts[unit], bounds.ends[unit]);
-        ok = rule.with.every((w) => w.test(unitText)) && !rule.unless?.test(unitText);
+        ok = rule.with.every((re) => re.test(unitText)) && !rule.unless?.test(unitText);
         verdicts.set(unit, ok);
       }
-      if (!ok) continue;
-      const { start, end } = toRawRange(view, offset + m.index, offset + m.index + m[0].length);
+      if (!ok) return;
+      const { start, end } = toRawRange(view, from, to);
       sink.add({ ruleId: rule.id, start, end, view: view.name });
-    }
+    });
   }
 }
 
 /** Regex rules on decoded text (base64, hex, char codes): which rules fire, no positions. */
-function rescanDecoded(text: string, depth: number): InnerHit[] {
-  const doc: Document = { raw: text.slice(0, 100_000), kind: 'text', path: undefined, regions: undefined, scriptFlavor: 'shell' };
+function rescanDecoded(text: string, depth: number, prefilter: boolean): InnerHit[] {
+  const doc: Document = { raw: text.slice(0, 100_000), kind: 'text', path: undefined, regions: undefined, scriptFlavor: 'shell', prefilter };
   const sink = new FindingSink();
   const views = buildViews(doc.raw, false);
   runTextRules(doc, views, sink);
@@ -384,7 +467,7 @@ function runDetectors(doc: Document, sink: FindingSink, depth: number, hiding: b
     kind: doc.kind,
     regions: doc.regions,
     earlier: sink.hits,
-    rescan: (text) => rescanDecoded(text, depth),
+    rescan: (text) => rescanDecoded(text, depth, doc.prefilter),
     depth,
   };
   const emit = (hit: RawHit): void => sink.add({ ...hit, view: hit.view ?? 'raw' });
@@ -424,7 +507,7 @@ export function scanSkillContent(content: string, options: ScanOptions = {}): Co
   }
   const lineStarts = computeLineStarts(content);
   const regions = kind === 'markdown' ? analyzeMarkdown(raw) : undefined;
-  const doc: Document = { raw, kind, path: options.path, regions, scriptFlavor: scriptFlavorOf(options.path, raw) };
+  const doc: Document = { raw, kind, path: options.path, regions, scriptFlavor: scriptFlavorOf(options.path, raw), prefilter: options.prefilter ?? true };
   const views = buildViews(raw, kind === 'markdown');
   runTextRules(doc, views, sink);
   runDetectors(doc, sink, 0, true);

@@ -12,10 +12,8 @@ import type { ScanView } from './types.js';
 export interface TextView {
   name: ScanView;
   text: string;
-  /** Raw offset of view offset i; undefined means identity. */
-  start?: Int32Array;
-  /** Raw offset just past the raw text that produced view offset i. */
-  end?: Int32Array;
+  /** Map from view offsets to raw offsets; undefined means identity. */
+  map?: ViewMap;
   /**
    * Sorted view offsets where this view differs from the lower-cased raw text
    * (a comment removed, a non-ASCII character normalized or dropped).
@@ -25,64 +23,86 @@ export interface TextView {
   changes?: number[];
 }
 
+/**
+ * Segments of a view, sorted by view offset: segment k covers view offsets
+ * [viewStart[k], viewStart[k + 1]). A copied segment maps offset v to the raw
+ * character rawStart[k] + (v - viewStart[k]); a replaced one (a normalized
+ * character, a decoded tag) maps each of its offsets to raw [rawStart[k], rawEnd[k]).
+ * Sparse: a view costs one segment per change, not one entry per character.
+ */
+export interface ViewMap {
+  viewStart: number[];
+  rawStart: number[];
+  /** -1 for a copied segment. */
+  rawEnd: number[];
+}
+
+function segmentAt(map: ViewMap, offset: number): number {
+  const starts = map.viewStart;
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function rawStartOf(view: TextView, i: number): number {
+  const map = view.map;
+  if (!map) return i;
+  const k = segmentAt(map, i);
+  return map.rawEnd[k]! < 0 ? map.rawStart[k]! + (i - map.viewStart[k]!) : map.rawStart[k]!;
+}
+
+function rawEndOf(view: TextView, i: number): number {
+  const map = view.map;
+  if (!map) return i + 1;
+  const k = segmentAt(map, i);
+  return map.rawEnd[k]! < 0 ? map.rawStart[k]! + (i - map.viewStart[k]!) + 1 : map.rawEnd[k]!;
+}
+
 /** Maps a view match [from, to) to raw offsets [start, end). */
 export function toRawRange(view: TextView, from: number, to: number): { start: number; end: number } {
-  if (!view.start || !view.end) return { start: from, end: to };
+  if (!view.map) return { start: from, end: to };
   const last = Math.max(from, to - 1);
-  return { start: view.start[from]!, end: view.end[last]! };
+  return { start: rawStartOf(view, from), end: rawEndOf(view, last) };
 }
 
 class MappedBuilder {
   private parts: string[] = [];
   private length = 0;
-  start: Int32Array;
-  end: Int32Array;
+  private readonly map: ViewMap = { viewStart: [], rawStart: [], rawEnd: [] };
 
-  constructor(capacity: number) {
-    this.start = new Int32Array(Math.max(16, capacity));
-    this.end = new Int32Array(Math.max(16, capacity));
+  private segment(viewStart: number, rawStart: number, rawEnd: number): void {
+    this.map.viewStart.push(viewStart);
+    this.map.rawStart.push(rawStart);
+    this.map.rawEnd.push(rawEnd);
   }
 
+  /** Text that stands for raw [rawStart, rawEnd) as a whole. */
   push(text: string, rawStart: number, rawEnd: number): void {
     if (text.length === 0) return;
-    const need = this.length + text.length;
-    this.grow(need);
-    for (let k = 0; k < text.length; k++) {
-      this.start[this.length + k] = rawStart;
-      this.end[this.length + k] = rawEnd;
-    }
+    this.segment(this.length, rawStart, rawEnd);
     this.parts.push(text);
-    this.length = need;
+    this.length += text.length;
   }
 
   /** Copies source[from, to) with its existing mapping. */
-  pushRange(source: TextView, from: number, to: number, lowerAscii = false): void {
+  pushRange(source: TextView, from: number, to: number, lowerAscii = false, lowered?: string): void {
     if (to <= from) return;
-    const need = this.length + (to - from);
-    this.grow(need);
-    if (source.start && source.end) {
-      this.start.set(source.start.subarray(from, to), this.length);
-      this.end.set(source.end.subarray(from, to), this.length);
-    } else {
-      for (let i = from; i < to; i++) {
-        this.start[this.length + i - from] = i;
-        this.end[this.length + i - from] = i + 1;
+    const map = source.map;
+    if (!map) this.segment(this.length, from, -1);
+    else {
+      for (let k = segmentAt(map, from); k < map.viewStart.length && map.viewStart[k]! < to; k++) {
+        const at = Math.max(from, map.viewStart[k]!);
+        const copied = map.rawEnd[k]! < 0;
+        this.segment(this.length + (at - from), copied ? map.rawStart[k]! + (at - map.viewStart[k]!) : map.rawStart[k]!, map.rawEnd[k]!);
       }
     }
-    const slice = source.text.slice(from, to);
-    this.parts.push(lowerAscii ? slice.toLowerCase() : slice);
-    this.length = need;
-  }
-
-  private grow(need: number): void {
-    if (need <= this.start.length) return;
-    const size = Math.max(need, this.start.length * 2);
-    const s = new Int32Array(size);
-    s.set(this.start);
-    const e = new Int32Array(size);
-    e.set(this.end);
-    this.start = s;
-    this.end = e;
+    this.parts.push(lowered !== undefined ? lowered.slice(from, to) : lowerAscii ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
+    this.length += to - from;
   }
 
   get size(): number {
@@ -90,15 +110,8 @@ class MappedBuilder {
   }
 
   build(name: ScanView, changes: number[]): TextView {
-    return { name, text: this.parts.join(''), start: this.start.subarray(0, this.length), end: this.end.subarray(0, this.length), changes };
+    return { name, text: this.parts.join(''), map: this.map, changes };
   }
-}
-
-function rawStartOf(view: TextView, i: number): number {
-  return view.start ? view.start[i]! : i;
-}
-function rawEndOf(view: TextView, i: number): number {
-  return view.end ? view.end[i]! : i + 1;
 }
 
 /** The text with complete HTML comments removed (as the seed's step 1 does), mapped to raw. */
@@ -107,7 +120,7 @@ export function commentsStrippedView(raw: TextView): TextView | undefined {
   if (!text.includes('<!--')) return undefined;
   const spans = htmlCommentSpans(text);
   if (spans.length === 0) return undefined;
-  const builder = new MappedBuilder(text.length);
+  const builder = new MappedBuilder();
   const changes: number[] = [];
   let from = 0;
   for (const [open, end] of spans) {
@@ -155,20 +168,26 @@ export function needsNormalizedView(text: string): boolean {
   return false;
 }
 
-export function normalizedView(input: TextView, name: ScanView): TextView {
+export function normalizedView(input: TextView, name: ScanView): TextView & { differs: boolean } {
   const text = input.text;
-  if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), start: input.start, end: input.end, changes: input.changes };
-  const builder = new MappedBuilder(text.length);
+  if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), map: input.map, changes: input.changes, differs: false };
+  const builder = new MappedBuilder();
   const changes: number[] = [];
   const inherited = input.changes ?? [];
+  // Lower-cased once: same length and offsets unless U+0130 (the one character whose lower case is two).
+  const lower = text.includes('\u0130') ? undefined : text.toLowerCase();
+  // True once some character comes out other than its own lower case (else the caller compares the texts).
+  let differs = false;
+  const nonAscii = /[^\x00-\x7f]/g;
   let k = 0;
   let i = 0;
   while (i < text.length) {
-    if (text.charCodeAt(i) < 0x80) {
-      let j = i + 1;
-      while (j < text.length && text.charCodeAt(j) < 0x80) j += 1;
+    nonAscii.lastIndex = i;
+    const next = nonAscii.exec(text);
+    const j = next ? next.index : text.length;
+    if (j > i) {
       while (k < inherited.length && inherited[k]! < j) changes.push(builder.size + Math.max(0, inherited[k++]! - i));
-      builder.pushRange(input, i, j, true);
+      builder.pushRange(input, i, j, true, lower);
       i = j;
       continue;
     }
@@ -182,30 +201,34 @@ export function normalizedView(input: TextView, name: ScanView): TextView {
     if (isTagCharacter(cp)) {
       const ascii = cp - 0xe0000;
       if (ascii >= 0x20 && ascii <= 0x7e) builder.push(String.fromCharCode(ascii).toLowerCase(), rawStartOf(input, i), rawEndOf(input, i + width - 1));
+      differs = true;
       i += width;
       continue;
     }
     if (isInvisible(cp) || isBidiControl(cp)) {
+      differs = true;
       i += width;
       continue;
     }
-    let j = i + width;
-    while (j < text.length) {
-      const next = text.codePointAt(j)!;
-      if (!isCombiningMark(next)) break;
-      j += next > 0xffff ? 2 : 1;
+    let j2 = i + width;
+    while (j2 < text.length) {
+      const after = text.codePointAt(j2)!;
+      if (!isCombiningMark(after)) break;
+      j2 += after > 0xffff ? 2 : 1;
     }
-    const cluster = text.slice(i, j).normalize('NFKC').toLowerCase();
+    const source = text.slice(i, j2);
+    const cluster = source.normalize('NFKC').toLowerCase();
     let out = '';
     for (const ch of cluster) out += confusableSkeleton(ch.codePointAt(0)!) ?? ch;
-    builder.push(out, rawStartOf(input, i), rawEndOf(input, j - 1));
-    i = j;
+    if (!differs && out !== source.toLowerCase()) differs = true;
+    builder.push(out, rawStartOf(input, i), rawEndOf(input, j2 - 1));
+    i = j2;
   }
   while (k < inherited.length) {
     changes.push(builder.size);
     k += 1;
   }
-  return builder.build(name, changes);
+  return { ...builder.build(name, changes), differs };
 }
 
 /**
@@ -221,12 +244,12 @@ export function buildViews(raw: string, withComments: boolean): TextView[] {
   // Derived views only where they can differ: no character that normalization changes means the
   // normalized view is the lower-cased raw text, which the case-insensitive rules already saw.
   if (!needsNormalizedView(raw)) return views;
-  const lowerRaw = raw.toLowerCase();
+  // A view that differs from the lower-cased text it came from is kept (`differs` says so without comparing).
   const normalized = normalizedView(rawView, 'normalized');
-  if (normalized.text !== lowerRaw) views.push(normalized);
+  if (normalized.differs || normalized.text !== raw.toLowerCase()) views.push(normalized);
   if (stripped) {
     const normalizedStripped = normalizedView(stripped, 'normalized-comments-stripped');
-    if (normalizedStripped.text !== stripped.text.toLowerCase()) views.push(normalizedStripped);
+    if (normalizedStripped.differs || normalizedStripped.text !== stripped.text.toLowerCase()) views.push(normalizedStripped);
   }
   return views;
 }

@@ -65,7 +65,9 @@ export const EXEC_RULES: readonly Rule[] = [
     description: 'Dynamic context injection (!`command` or a ```! fence) runs a command when the skill loads',
     help: 'Agent hosts run these commands while loading the skill, before any model decision or approval. Remove them.',
     pattern: /!`[^`\n]{1,300}`|^[ \t]{0,3}(?:`{3,}|~{3,})![^\n]{0,100}$/gim,
-    triggers: ['!`', '```!', '~~~!'],
+    // A fence of any length: its first three characters are within 3 of the line start.
+    triggers: ['!`', '```', '~~~'],
+    lead: 3,
     markdownOnly: true,
     check: (ctx) => {
       if (ctx.match[0].startsWith('!`')) return ctx.region !== 'fenced-code' && ctx.region !== 'indented-code' && !ctx.inInlineCode(ctx.rawStart);

@@ -21,6 +21,8 @@ export const OBFUSCATION_RULES: readonly Rule[] = [
     help: 'Hex escapes hide text. The scanner decodes and rescans it; write it out instead.',
     pattern: /(?:\\x[0-9a-f]{2}){20,}|(?:\\u00[0-9a-f]{2}){20,}|(?:%[0-9a-f]{2}){20,}|(?:0x[0-9a-f]{2}\s{0,2},\s{0,2}){20,}/gi,
     triggers: ['\\x', '\\u00', '%', '0x'],
+    // Every alternative starts with its trigger.
+    lead: 0,
     worstCase: '\\x41\\x4',
   },
   {

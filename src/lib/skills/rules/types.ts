@@ -42,8 +42,18 @@ export interface PatternRule extends RuleBase {
   kind: 'pattern';
   /** Global; case-insensitive unless `literalViewsOnly`. */
   pattern: RegExp;
-  /** Lower-case literals: the rule runs on a view only when one occurs in it. */
+  /**
+   * Lower-case literals, one of which every match contains: the rule runs only in
+   * windows around their occurrences (prefilter.ts). Required unless the rule
+   * should run over the whole text.
+   */
   triggers?: readonly string[];
+  /**
+   * Required when the pattern has unbounded repetition (its match length has no
+   * bound): every match starts at most this many characters before the start of
+   * a trigger it contains. Such a rule is tried at those positions only.
+   */
+  lead?: number;
   /** Case-sensitive rules see only the raw and comments-stripped views. */
   literalViewsOnly?: boolean;
   /** Runs on Markdown content only. */
@@ -71,6 +81,7 @@ export interface CooccurRule extends RuleBase {
   unless?: RegExp;
   /** An anchor whose sentence, up to the anchor, ends in this is skipped (a negated or defensive instruction). */
   notAfter?: RegExp;
+  /** Lower-case literals, one of which every anchor match contains (see PatternRule). */
   triggers?: readonly string[];
 }
 

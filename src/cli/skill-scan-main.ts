@@ -1,0 +1,58 @@
+/**
+ * The body of `comis skill scan` (without --sanitize and --write-baseline), shared by the
+ * oclif command and bin/comis.js's fast path (fast-skill-scan.ts), so both print the
+ * same report, warnings and exit status.
+ */
+import type { FailOn, ScanReport } from '../lib/skills/scan-paths.js';
+
+export interface SkillScanInputs {
+  paths: string[];
+  stdin: string | undefined;
+  root?: string;
+  maxBytes?: number;
+  failOn: FailOn;
+  baseline?: string;
+  inlineSuppressions?: boolean;
+  ignoreDocumented?: boolean;
+}
+
+export async function scanReport(inputs: SkillScanInputs): Promise<ScanReport> {
+  // This process only scans: compiling each rule's regex once to machine code costs less than
+  // V8's default of interpreting it first and compiling it again once it is hot (about 3x on one file).
+  (await import('node:v8')).setFlagsFromString('--no-regexp-tier-up');
+  const { scanSkillPaths } = await import('../lib/skills/scan-paths.js');
+  const baseline = inputs.baseline ? (await import('../lib/skills/baseline.js')).loadBaseline(inputs.baseline) : undefined;
+  return scanSkillPaths({
+    paths: inputs.paths,
+    stdin: inputs.stdin,
+    cwd: process.cwd(),
+    root: inputs.root,
+    maxBytes: inputs.maxBytes,
+    failOn: inputs.failOn,
+    baseline,
+    inlineSuppressions: inputs.inlineSuppressions ?? false,
+    ignoreDocumented: inputs.ignoreDocumented ?? false,
+  });
+}
+
+/** What the package says about itself, for SARIF's tool section. */
+export interface ToolInfo {
+  version: string;
+  homepage: string | undefined;
+  /** The package root (docs/ ships with it). */
+  root: string;
+}
+
+export async function renderReport(report: ScanReport, format: string, tool: ToolInfo): Promise<string> {
+  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  if (format === 'sarif') {
+    const { toSarif } = await import('../lib/skills/report-sarif.js');
+    // The package's homepage when it has one, else the rule reference shipped with it (docs/ is in the package).
+    const { pathToFileURL } = await import('node:url');
+    const informationUri = tool.homepage ?? pathToFileURL(`${tool.root}/docs/commands/skill-scan.md`).href;
+    return `${JSON.stringify(toSarif(report, { toolVersion: tool.version, informationUri }), null, 2)}\n`;
+  }
+  const { renderGithub, renderPretty } = await import('../lib/skills/report-text.js');
+  const { outStyle } = await import('./color.js');
+  return format === 'github' ? renderGithub(report) : renderPretty(report, outStyle());
+}

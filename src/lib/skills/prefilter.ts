@@ -1,0 +1,316 @@
+/**
+ * The literal prefilter of the scanner: one pass over a text with an
+ * Aho-Corasick automaton over every rule's trigger literals, which yields,
+ * per rule, the windows where a match can start. A rule's regex then runs
+ * only in those windows, with the semantics of a scan of the whole text
+ * (the regex sees the text around each window, far enough for every
+ * character it can inspect), so the findings are those of the whole scan.
+ *
+ * Soundness rests on two properties, both checked by tests:
+ * - every match of a rule contains one of its triggers (case-insensitively);
+ * - {@link regexExtent}: how many characters a match can consume, and how far
+ *   before and after its start the regex can look, computed from the pattern.
+ *
+ * Pure, linear: the automaton is a DFA (one table lookup per character).
+ */
+
+/** What one regex can touch relative to the start of a match attempt. */
+export interface RegexExtent {
+  /** Most characters a match consumes (Infinity for unbounded repetition). */
+  len: number;
+  /** Least characters a match consumes. */
+  min: number;
+  /** Furthest character inspected, exclusive, counted from the attempt's start (lookahead, `\b`, `$`). */
+  reach: number;
+  /** Characters inspected before the attempt's start (lookbehind, `\b`, `^`). */
+  back: number;
+}
+
+const BRACES = /\{(\d+)(,(\d*))?\}/y;
+const DIGITS = /\d+/y;
+const ZERO: RegexExtent = { len: 0, min: 0, reach: 0, back: 0 };
+const ONE: RegexExtent = { len: 1, min: 1, reach: 1, back: 0 };
+const BOUNDARY: RegexExtent = { len: 0, min: 0, reach: 1, back: 1 };
+
+function sequence(items: readonly RegexExtent[]): RegexExtent {
+  let len = 0;
+  let min = 0;
+  let reach = 0;
+  let back = 0;
+  for (const item of items) {
+    reach = Math.max(reach, len + item.reach);
+    back = Math.max(back, item.back - min);
+    len += item.len;
+    min += item.min;
+  }
+  return { len, min, reach: Math.max(reach, len), back };
+}
+
+function alternation(items: readonly RegexExtent[]): RegexExtent {
+  if (items.length === 1) return items[0]!;
+  return {
+    len: Math.max(...items.map((i) => i.len)),
+    min: Math.min(...items.map((i) => i.min)),
+    reach: Math.max(...items.map((i) => i.reach)),
+    back: Math.max(...items.map((i) => i.back)),
+  };
+}
+
+function repeat(atom: RegexExtent, lo: number, hi: number): RegexExtent {
+  if (hi === 0) return ZERO;
+  const len = atom.len === 0 ? 0 : hi === Infinity ? Infinity : atom.len * hi;
+  const before = hi === Infinity ? (atom.len === 0 ? 0 : Infinity) : atom.len * (hi - 1);
+  return { len, min: atom.min * lo, reach: Math.max(len, before + atom.reach), back: atom.back };
+}
+
+/**
+ * The extent of a JavaScript regex (no `u`/`v` flag: one character is one
+ * UTF-16 code unit), from its source. Over-approximates: an unknown
+ * construct throws rather than guess.
+ */
+export function regexExtent(re: RegExp): RegexExtent {
+  if (re.unicode || re.flags.includes('v')) throw new Error(`regexExtent: /${re.source}/${re.flags} has the u or v flag`);
+  const src = re.source;
+  let i = 0;
+  const groups: RegexExtent[] = []; // by capture number - 1
+  let groupCount = 0;
+
+  const fail = (what: string): never => {
+    throw new Error(`regexExtent: ${what} at ${i} in /${src}/`);
+  };
+
+  function parseDisjunction(): RegexExtent {
+    const alts = [parseAlternative()];
+    while (src[i] === '|') {
+      i += 1;
+      alts.push(parseAlternative());
+    }
+    return alternation(alts);
+  }
+
+  function parseAlternative(): RegexExtent {
+    const items: RegexExtent[] = [];
+    while (i < src.length && src[i] !== '|' && src[i] !== ')') {
+      const atom = parseAtom();
+      items.push(parseQuantifier(atom));
+    }
+    return sequence(items);
+  }
+
+  function parseQuantifier(atom: RegexExtent): RegexExtent {
+    const c = src[i];
+    let out: RegexExtent;
+    if (c === '*') {
+      i += 1;
+      out = repeat(atom, 0, Infinity);
+    } else if (c === '+') {
+      i += 1;
+      out = repeat(atom, 1, Infinity);
+    } else if (c === '?') {
+      i += 1;
+      out = repeat(atom, 0, 1);
+    } else if (c === '{') {
+      BRACES.lastIndex = i;
+      const m = BRACES.exec(src);
+      if (!m) return atom; // a literal `{` (Annex B)
+      i += m[0].length;
+      const lo = Number(m[1]);
+      const hi = m[2] === undefined ? lo : m[3] === '' ? Infinity : Number(m[3]);
+      out = repeat(atom, lo, hi);
+    } else return atom;
+    if (src[i] === '?') i += 1; // lazy
+    return out;
+  }
+
+  function parseClass(): RegexExtent {
+    i += 1; // [
+    if (src[i] === '^') i += 1;
+    if (src[i] === ']') i += 1; // `[]...]` is not JS, but `[^]` / `[]` are: handled below
+    while (i < src.length && src[i] !== ']') i += src[i] === '\\' ? 2 : 1;
+    if (src[i] !== ']') fail('unterminated class');
+    i += 1;
+    return ONE;
+  }
+
+  function parseEscape(): RegexExtent {
+    i += 1; // backslash
+    const c = src[i];
+    if (c === undefined) return fail('trailing backslash');
+    if (c === 'b' || c === 'B') {
+      i += 1;
+      return BOUNDARY;
+    }
+    if (/[1-9]/.test(c)) {
+      DIGITS.lastIndex = i;
+      const m = DIGITS.exec(src)!;
+      i += m[0].length;
+      return groups[Number(m[0]) - 1] ?? fail('forward or unknown back-reference');
+    }
+    if (c === 'k' && src[i + 1] === '<') return fail('named back-reference');
+    if (c === 'x') i += 3;
+    else if (c === 'u') i += 5;
+    else if (c === 'c') i += 2;
+    else i += 1;
+    return ONE;
+  }
+
+  function parseAtom(): RegexExtent {
+    const c = src[i]!;
+    switch (c) {
+      case '(': {
+        i += 1;
+        let kind: 'capture' | 'group' | 'ahead' | 'behind' = 'capture';
+        if (src[i] === '?') {
+          const next = src.slice(i, i + 3);
+          if (next.startsWith('?:')) {
+            kind = 'group';
+            i += 2;
+          } else if (next.startsWith('?=') || next.startsWith('?!')) {
+            kind = 'ahead';
+            i += 2;
+          } else if (next === '?<=' || next === '?<!') {
+            kind = 'behind';
+            i += 3;
+          } else if (next.startsWith('?<')) {
+            const end = src.indexOf('>', i);
+            if (end < 0) fail('bad group name');
+            i = end + 1;
+          } else fail('unknown group');
+        }
+        const index = kind === 'capture' ? groupCount++ : -1;
+        const inner = parseDisjunction();
+        if (src[i] !== ')') fail('unterminated group');
+        i += 1;
+        if (index >= 0) groups[index] = inner;
+        if (kind === 'ahead') return { len: 0, min: 0, reach: inner.reach, back: inner.back };
+        // A lookbehind matches backwards from here: it inspects its own length (and its own lookarounds) before.
+        if (kind === 'behind') return { len: 0, min: 0, reach: inner.reach, back: (inner.len === Infinity ? Infinity : inner.len) + inner.back };
+        return inner;
+      }
+      case '[':
+        return parseClass();
+      case '\\':
+        return parseEscape();
+      case '^':
+        i += 1;
+        return { len: 0, min: 0, reach: 0, back: 1 };
+      case '$':
+        i += 1;
+        return { len: 0, min: 0, reach: 1, back: 0 };
+      case '*':
+      case '+':
+      case '?':
+        return fail('nothing to repeat');
+      default:
+        i += 1;
+        return ONE;
+    }
+  }
+
+  const out = parseDisjunction();
+  if (i !== src.length) fail('unbalanced )');
+  return out;
+}
+
+/** A rule for the prefilter: its lower-case trigger literals. */
+export interface PrefilterRule {
+  triggers: readonly string[];
+}
+
+/**
+ * Aho-Corasick over lower-case ASCII literals, as a DFA over the 128 ASCII
+ * characters (letters folded); any other character is a mismatch, since no
+ * non-`u` case-insensitive JavaScript regex matches an ASCII letter with a
+ * non-ASCII character.
+ */
+export class TriggerAutomaton {
+  /** Character class of each ASCII code (upper-case letters share their lower case's); 0 for characters no trigger has. */
+  private readonly classes: Uint8Array;
+  private readonly width: number;
+  /** next[state * width + class] */
+  private readonly next: Int32Array;
+  /** For each state, the rules (indices) with a trigger ending here, and that trigger's length. */
+  private readonly outRules: Int32Array[];
+  private readonly outLengths: Int32Array[];
+
+  constructor(rules: readonly PrefilterRule[]) {
+    const classes = new Uint8Array(128);
+    let width = 1;
+    let total = 1;
+    for (const rule of rules) {
+      for (const trigger of rule.triggers) {
+        if (trigger.length === 0 || /[^\x00-\x7f]/.test(trigger) || trigger !== trigger.toLowerCase()) throw new Error(`trigger ${JSON.stringify(trigger)}: lower-case ASCII, non-empty`);
+        total += trigger.length;
+        for (let k = 0; k < trigger.length; k++) {
+          const c = trigger.charCodeAt(k);
+          if (classes[c] === 0) classes[c] = width++;
+        }
+      }
+    }
+    for (let c = 65; c <= 90; c++) classes[c] = classes[c + 32]!;
+    // The trie: goto[state * width + class], -1 where there is no edge.
+    const goto = new Int32Array(total * width).fill(-1);
+    const outs: Map<number, number>[] = [new Map()]; // rule -> length of its longest trigger ending here
+    let states = 1;
+    rules.forEach((rule, r) => {
+      for (const trigger of rule.triggers) {
+        let s = 0;
+        for (let k = 0; k < trigger.length; k++) {
+          const at = s * width + classes[trigger.charCodeAt(k)]!;
+          if (goto[at]! < 0) {
+            goto[at] = states++;
+            outs.push(new Map());
+          }
+          s = goto[at]!;
+        }
+        outs[s]!.set(r, Math.max(outs[s]!.get(r) ?? 0, trigger.length));
+      }
+    });
+    const next = new Int32Array(states * width);
+    const fail = new Int32Array(states);
+    const queue: number[] = [];
+    for (let c = 1; c < width; c++) {
+      const t = goto[c]!;
+      if (t >= 0) {
+        next[c] = t;
+        queue.push(t);
+      }
+    }
+    for (let q = 0; q < queue.length; q++) {
+      const s = queue[q]!;
+      // Outputs of the failure state end here too (shorter triggers that are suffixes).
+      for (const [r, len] of outs[fail[s]!]!) if (!outs[s]!.has(r)) outs[s]!.set(r, len);
+      for (let c = 0; c < width; c++) {
+        const t = c === 0 ? -1 : goto[s * width + c]!;
+        if (t >= 0) {
+          fail[t] = next[fail[s]! * width + c]!;
+          next[s * width + c] = t;
+          queue.push(t);
+        } else next[s * width + c] = next[fail[s]! * width + c]!;
+      }
+    }
+    this.classes = classes;
+    this.width = width;
+    this.next = next;
+    this.outRules = outs.map((m) => Int32Array.from(m.keys()));
+    this.outLengths = outs.map((m) => Int32Array.from(m.values()));
+  }
+
+  /**
+   * Calls `hit(rule, start, end)` for every trigger occurrence in text[from, to)
+   * (for each rule, the longest of its triggers ending at `end`).
+   */
+  scan(text: string, from: number, to: number, hit: (rule: number, start: number, end: number) => void): void {
+    const { next, classes, width, outRules, outLengths } = this;
+    let s = 0;
+    for (let i = from; i < to; i++) {
+      const c = text.charCodeAt(i);
+      s = next[s * width + (c < 128 ? classes[c]! : 0)]!;
+      if (s === 0) continue;
+      const rules = outRules[s]!;
+      if (rules.length === 0) continue;
+      const lengths = outLengths[s]!;
+      for (let k = 0; k < rules.length; k++) hit(rules[k]!, i + 1 - lengths[k]!, i + 1);
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { regexExtent, TriggerAutomaton } from '../../src/lib/skills/prefilter.js';
+import { RULES, type CooccurRule, type PatternRule } from '../../src/lib/skills/rules.js';
+import { scanSkillContent, type ScanOptions } from '../../src/lib/skills/scanner.js';
+import { corpusAvailable, corpusDir } from './corpus.js';
+import { CASES, type Case } from './rule-cases.js';
+
+/**
+ * The literal prefilter (prefilter.ts) runs each rule only in windows around its
+ * trigger literals. It must never change a finding: every scan here is compared,
+ * finding by finding, with the reference scan (`prefilter: false`, every rule over
+ * every scanned range of every view).
+ */
+const TEXT_RULES = RULES.filter((r): r is PatternRule | CooccurRule => r.kind === 'pattern' || r.kind === 'cooccur');
+
+function same(text: string, options: ScanOptions = {}): void {
+  const fast = scanSkillContent(text, options);
+  const reference = scanSkillContent(text, { ...options, prefilter: false });
+  expect(fast).toEqual(reference);
+}
+
+/** The hiding tricks the derived views undo, applied to a case. */
+const VARIANTS: [string, (t: string) => string][] = [
+  ['cyrillic', (t) => t.replace(/a/g, '\u0430').replace(/o/g, '\u043e')],
+  ['fullwidth', (t) => t.replace(/[a-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0))],
+  ['zero-width', (t) => t.replace(/(\w)(\w)/g, '$1\u200b$2')],
+  ['comments', (t) => t.replace(/ /g, '<!-- c --> ')],
+  // A word character glued to either end: `\b` and lookbehinds at a window's edge must see it.
+  ['glued', (t) => `x${t.replace(/\s+/g, (w) => `${w}x`)}x`],
+  ['tags', (t) => t.replace(/curl|bash|ignore|password/gi, (w) => [...w].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join(''))],
+];
+
+describe('regexExtent', () => {
+  it('bounds what a regex consumes and inspects', () => {
+    expect(regexExtent(/abc/)).toEqual({ len: 3, min: 3, reach: 3, back: 0 });
+    expect(regexExtent(/a{2,5}b?/)).toMatchObject({ len: 6, min: 2 });
+    expect(regexExtent(/\bfoo(?=bar)/)).toMatchObject({ len: 3, reach: 6, back: 1 });
+    expect(regexExtent(/(?<=ab)c|[x-z]{0,3}$/)).toMatchObject({ len: 3, reach: 4, back: 2 });
+    expect(regexExtent(/(["'])x\1/)).toMatchObject({ len: 3 });
+    expect(regexExtent(/a+/).len).toBe(Infinity);
+    expect(() => regexExtent(/a/u)).toThrow(/u or v flag/);
+  });
+
+  it('every text rule has a bounded extent, or declares how far before its trigger a match starts', () => {
+    for (const rule of TEXT_RULES) {
+      const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
+      expect(re.flags, rule.id).not.toMatch(/[uv]/);
+      const extent = regexExtent(re);
+      if (extent.len === Infinity || extent.reach === Infinity) expect(rule.kind === 'pattern' && rule.lead !== undefined, rule.id).toBe(true);
+      expect(rule.triggers?.length, `${rule.id} has triggers`).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('TriggerAutomaton', () => {
+  it('finds every occurrence of every trigger, case-insensitively, overlapping ones included', () => {
+    const automaton = new TriggerAutomaton([{ triggers: ['pass', 'password'] }, { triggers: ['word', 'or'] }, { triggers: ['$('] }]);
+    const hits: [number, number, number][] = [];
+    automaton.scan('My PassWord: $(x) é or', 0, 22, (rule, start, end) => hits.push([rule, start, end]));
+    expect(hits).toEqual([
+      [0, 3, 7],
+      [1, 8, 10],
+      [0, 3, 11],
+      [1, 7, 11],
+      [2, 13, 15],
+      [1, 20, 22],
+    ]);
+  });
+});
+
+describe('the prefilter never changes a finding', () => {
+  it('rule cases, true and false positives, with each hiding trick, as Markdown and as a script', () => {
+    for (const [id, { tp, tn }] of Object.entries(CASES)) {
+      for (const c of [...tp, ...tn] as Case[]) {
+        const { text, kind, path } = typeof c === 'string' ? { text: c, kind: undefined, path: undefined } : c;
+        same(text, { kind, path });
+        same(`# Title\n\nSome prose here é.\n\n${text}\n\nMore.\n`, { kind, path });
+        for (const [name, variant] of VARIANTS) {
+          expect(() => same(variant(text), { kind, path }), `${id} ${name}`).not.toThrow();
+          same(variant(text), { kind: 'script', path: 'run.sh' });
+        }
+      }
+    }
+  });
+
+  it("each rule's worst case (16 KiB), Markdown and script", () => {
+    for (const rule of RULES.filter((r) => r.kind !== 'artifact' && r.kind !== 'spec')) {
+      const text = rule.worstCase.repeat(Math.ceil(16384 / rule.worstCase.length)).slice(0, 16384);
+      same(text);
+      same(text, { kind: 'script', path: 'run.sh' });
+    }
+  });
+
+  it.skipIf(!corpusAvailable())('every file of the development corpus', () => {
+    for (const label of ['benign', 'malicious']) {
+      const dir = join(corpusDir, label);
+      for (const file of readdirSync(dir).sort()) same(readFileSync(join(dir, file), 'utf8'));
+    }
+  });
+});
