@@ -37,6 +37,7 @@ import { writeTool, type WriteArgs } from '../tools/write.js';
 import { createRunMcp, type RunMcp } from '../mcp/run-surface.js';
 import type { WebSearchArgs } from '../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited } from './dispatch.js';
+import { openMemoryIndex } from './memory-index.js';
 import { footprintOf, mcpPreflightRefusal, scanJavaScript, scanPython, slicesResults, type Footprint } from './preflight.js';
 import { prepareRunDir, removeTree, stripWorkspace } from './run-dir.js';
 import { boundStdout, DEFAULT_REENTRY_CHARS, tailOf } from './stdout.js';
@@ -366,7 +367,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           read: (args) => readTool(ctx, args as ReadArgs),
           grep: (args) => grepTool(ctx, args as GrepArgs),
           write: (args) => writeTool(ctx, args as WriteArgs),
-          memory_search: (args) => memorySearchTool(ctx, { home: options.home }, args as MemorySearchArgs),
+          memory_search: (args) => memorySearchTool(ctx, () => openMemoryIndex(options.home), args as MemorySearchArgs),
           memory_get: (args) => memoryGetTool(ctx, args as { path: string }),
           // undici loads on the first search only (no other run or command pays for it).
           web_search: async (args) => (await import('../web/search/tool.js')).webSearchTool(ctx, options.agent, args as WebSearchArgs),
