@@ -34,6 +34,3 @@ export interface OrchestrateInput {
   /** No closing summary line on success. */
   quiet?: boolean;
 }
-
-/** The smallest timeout a run may have (the rule lives with the run path, shared with `comis mcp serve`). */
-export { MIN_TIMEOUT_MS } from '../lib/orchestrate/execute.js';
