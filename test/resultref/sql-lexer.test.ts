@@ -207,7 +207,7 @@ describe('sql lexer: strings and quoted identifiers', () => {
     expect(stringValue("E'it''s'")).toBe("it's");
   });
 
-  it("reads $$…$$ and $tag$…$tag$ (case-sensitive tags) as strings", () => {
+  it('reads $$…$$ and $tag$…$tag$ (case-sensitive tags) as strings', () => {
     expect(lex('$$a$b$$ $t1$x$T1$y$t1$ $_$z$_$')).toEqual([
       ['string', '$$a$b$$', 'a$b', 0],
       ['string', '$t1$x$T1$y$t1$', 'x$T1$y', 8],
@@ -218,6 +218,68 @@ describe('sql lexer: strings and quoted identifiers', () => {
 
   it('takes non-ASCII text inside quotes and comments', () => {
     expect(lex("'ä😀' \"ü\" $$é$$ -- ñ\n/* 中 */ E'ö'").map(([, , value]) => value)).toEqual(['ä😀', 'ü', 'é', 'ö']);
+  });
+});
+
+describe('sql lexer: edges found by mutation testing', () => {
+  it('reads an operator before a digit, and a lone $ at the end', () => {
+    expect(lex('2*3')).toEqual([
+      ['number', '2', '2', 0],
+      ['op', '*', '*', 1],
+      ['number', '3', '3', 2],
+    ]);
+    expect(lex('(*)').map(([kind, text]) => [kind, text])).toEqual([
+      ['punct', '('],
+      ['op', '*'],
+      ['punct', ')'],
+    ]);
+    expect(lex('a $')).toEqual([
+      ['word', 'a', 'a', 0],
+      ['op', '$', '$', 2],
+    ]);
+  });
+
+  it('keeps _ separators in the fraction', () => {
+    expect(lex('1.5_5 .2_0').map(([, text]) => text)).toEqual(['1.5_5', '.2_0']);
+  });
+
+  it('nests block comments only on /* and closes them only on */', () => {
+    expect(lex('a /* x / y * z */ b').map(([, text]) => text)).toEqual(['a', 'b']);
+    expect(lex('a /* x /y/ */ b').map(([, text]) => text)).toEqual(['a', 'b']);
+    expect(lex('a /* x* */ b').map(([, text]) => text)).toEqual(['a', 'b']);
+  });
+
+  it('takes backslash literally in N-strings and quoted identifiers', () => {
+    expect(lex("N'a\\' x").map(([kind, , value]) => [kind, value])).toEqual([
+      ['string', 'a\\'],
+      ['word', 'x'],
+    ]);
+    expect(lex('"a\\" x').map(([kind, , value]) => [kind, value])).toEqual([
+      ['quoted_ident', 'a\\'],
+      ['word', 'x'],
+    ]);
+  });
+
+  it('ends an octal escape at the first non-octal character', () => {
+    expect(stringValue("E'\\1 x\\12!'")).toBe('\u0001 x\n!');
+  });
+
+  it('refuses U& only as a prefix of a quote, and a quote after U as glued', () => {
+    expect(lex("a&'x'").map(([kind, text]) => [kind, text])).toEqual([
+      ['word', 'a'],
+      ['op', '&'],
+      ['string', "'x'"],
+    ]);
+    expect(lexError("Ux'y'")).toMatchObject({ message: 'a string literal must not be glued to a word or number', position: 2 });
+    expect(lex('U "x"').map(([kind, , value]) => [kind, value])).toEqual([
+      ['word', 'u'],
+      ['quoted_ident', 'x'],
+    ]);
+  });
+
+  it('pairs a high surrogate only with a low one', () => {
+    expect(lexError("'\udc00\udc00'")).toMatchObject({ message: 'malformed Unicode text', position: 1 });
+    expect(lexError("'\ud800\ue000'")).toMatchObject({ message: 'malformed Unicode text', position: 1 });
   });
 });
 
