@@ -136,6 +136,16 @@ describe('checkSqlAllowed', () => {
     expect(MAX_QUERY_CHARS).toBe(65_536);
   });
 
+  it('calls blank text empty before anything else, whatever its length or kind of space', () => {
+    expect(checkSqlAllowed('\u00a0\u3000')).toEqual({ ok: false, reason: 'the query is empty' });
+    expect(checkSqlAllowed(' '.repeat(MAX_QUERY_CHARS + 1))).toEqual({ ok: false, reason: 'the query is empty' });
+  });
+
+  it('refuses at the first offending token, in query order', () => {
+    expect(checkSqlAllowed("SELECT 'http://x' AS a, load AS b")).toEqual({ ok: false, reason: 'URLs are not allowed: the query may read only files under results/' });
+    expect(checkSqlAllowed("SELECT load AS b, 'http://x' AS a")).toEqual({ ok: false, reason: `LOAD is not allowed: ${ONLY_READ} (a column of that name must be double-quoted)` });
+  });
+
   it('passes the lexer refusal on, with its message', () => {
     expect(checkSqlAllowed("SELECT 'x")).toEqual({ ok: false, reason: 'the query cannot be read safely: unterminated quoted string' });
     expect(checkSqlAllowed('\t\n')).toEqual({ ok: false, reason: 'the query is empty' });
@@ -175,6 +185,7 @@ describe('findDeniedInParseTree', () => {
   it('gives up on a tree too large to walk, as a refusal', () => {
     const wide = Array.from({ length: 1_000_001 }, () => 0);
     expect(findDeniedInParseTree(wide)).toBe('the query is too complex');
-    expect(findDeniedInParseTree(Array.from({ length: 999_998 }, () => 0))).toBeUndefined();
+    // The root and 999,999 items: exactly 1,000,000 nodes are still walked.
+    expect(findDeniedInParseTree(Array.from({ length: 999_999 }, () => 0))).toBeUndefined();
   });
 });
