@@ -11,16 +11,17 @@ import tseslint from 'typescript-eslint';
 
 const lib = './src/lib';
 /** Every subsystem of src/lib and the top-level utilities (errors, style, suggest). */
-const SUBSYSTEMS = ['capabilities', 'capsocket', 'config', 'confine', 'coordinator', 'jail', 'mcp', 'model', 'obs', 'orchestrate', 'policy', 'redact', 'resultref', 'sdk', 'skills', 'store', 'tools', 'untrusted', 'web'];
+const SUBSYSTEMS = ['capabilities', 'capsocket', 'config', 'confine', 'coordinator', 'jail', 'mcp', 'model', 'net', 'obs', 'orchestrate', 'policy', 'redact', 'resultref', 'sdk', 'skills', 'store', 'tools', 'untrusted', 'web'];
 const sub = (name) => `${lib}/${name}`;
 const others = (...keep) => SUBSYSTEMS.filter((s) => !keep.includes(s)).map(sub);
 
 /**
  * The layering (DESIGN.md §9). `target` may not import from `from`. The tools,
  * web and mcp subsystems sit side by side: they may use capabilities,
- * resultref, policy, untrusted, confine, redact, config, the socket's wire
- * (capsocket/protocol.ts) and errors, never orchestrate, coordinator, the store
- * or anything above src/lib.
+ * resultref, policy, untrusted, confine, redact, config, net, the socket's wire
+ * (capsocket/protocol.ts), the jail's host helpers (jail/host.ts) and errors,
+ * never orchestrate, coordinator, the store or anything above src/lib. Front
+ * ends that compose orchestrate (`comis mcp serve`) live in src/cli.
  */
 const LAYERS = [
   {
@@ -55,8 +56,13 @@ const LAYERS = [
   },
   {
     target: sub('config'),
-    from: others('config', 'redact'),
-    message: 'config is a leaf: it registers secrets with redact and imports no other subsystem (never obs).',
+    from: others('config', 'redact', 'net'),
+    message: 'config is a leaf: it registers secrets with redact, parses addresses with net and imports no other subsystem (never obs).',
+  },
+  {
+    target: sub('net'),
+    from: [...others('net'), './src/lib/style.ts', './src/lib/suggest.ts'],
+    message: 'net (the pure address rules of the SSRF guard) is a leaf: config validates with it and web enforces it, so it imports nothing of comis.',
   },
   {
     target: sub('policy'),
@@ -65,8 +71,16 @@ const LAYERS = [
   },
   ...['tools', 'web', 'mcp'].map((name) => ({
     target: sub(name),
-    from: [sub('orchestrate'), sub('coordinator'), sub('store'), sub('obs'), sub('jail'), sub('skills'), sub('sdk')],
-    message: `${name} (a tool-level subsystem) may use capabilities, resultref, policy, untrusted, confine, redact, config, the socket's wire and errors only; never orchestrate, coordinator or the store.`,
+    from: [sub('orchestrate'), sub('coordinator'), sub('store'), sub('obs'), sub('skills'), sub('sdk')],
+    message: `${name} (a tool-level subsystem) may use capabilities, resultref, policy, untrusted, confine, redact, config, net, the socket's wire and errors only; never orchestrate, coordinator or the store (orchestrate injects what it needs of them).`,
+  })),
+  // jail is a leaf (DESIGN.md §9): its host helpers (finding bwrap in trusted places, /proc reads) are
+  // utilities a sibling may use, e.g. the MCP client's reaping transport. Making a jail is orchestrate's.
+  ...['tools', 'web', 'mcp'].map((name) => ({
+    target: sub(name),
+    from: sub('jail'),
+    except: ['./host.ts'],
+    message: `${name} may use the jail's host helpers (jail/host.ts) only: orchestrate composes jails, tools never start one.`,
   })),
   ...['tools', 'web', 'mcp'].map((name) => ({
     target: sub(name),

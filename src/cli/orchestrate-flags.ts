@@ -41,6 +41,3 @@ export interface OrchestrateInput {
   /** No one-shot repair for this run. */
   noRepair?: boolean;
 }
-
-/** The smallest timeout a run may have (the rule lives with the run path, shared with `comis mcp serve`). */
-export { MIN_TIMEOUT_MS } from '../lib/orchestrate/execute.js';

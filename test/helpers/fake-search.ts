@@ -92,7 +92,7 @@ export async function startFakeSearch(kind: FakeKind, hits: FakeHit[] | ((query:
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      let query = '';
+      let query: string;
       if (kind === 'searxng') {
         if (rec.method !== 'GET' || rec.path !== '/search') return json(404, { error: 'not found' });
         if (url.searchParams.get('format') !== 'json') return json(403, { error: 'format not allowed' });

@@ -69,9 +69,8 @@ export async function startWebServer(): Promise<WebServer> {
   const brBomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024, 0x61));
   const jsonl = Array.from({ length: 4000 }, (_, i) => JSON.stringify({ id: i, price: (i * 37) % 500, name: `item-${i}` })).join('\n') + '\n';
   const bigPage = `<!doctype html><html><head><title>Big</title></head><body><article>${Array.from({ length: 4000 }, (_, i) => `<p>Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(9)}</p>`).join('\n')}</article></body></html>`;
-  let server: Server;
   const base = (): string => `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  server = createServer((req, res) => {
+  const server: Server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     requests.push(u.pathname + u.search);
     const send = (status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void => {

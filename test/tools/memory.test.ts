@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { openMemoryIndex } from '../../src/lib/orchestrate/memory-index.js';
 import { openStore } from '../../src/lib/store/store.js';
 import { chunkMarkdown, ftsQuery, queryTerms } from '../../src/lib/tools/memory-chunks.js';
 import { MEMORY_BOUNDS, memoryGetTool, memorySearchTool } from '../../src/lib/tools/memory.js';
@@ -22,6 +23,9 @@ function setup(): { ctx: ReturnType<typeof toolContext>; home: string; mem: stri
   return { ctx, home: tempDir('comis-home-'), mem };
 }
 
+/** The store's memory index, as orchestrate gives it to the tool. */
+const indexAt = (home: string) => () => openMemoryIndex(home);
+
 type Result = { matches: { path: string; line: number; snippet: string; score: number }[]; indexed: number; pending: number };
 
 describe('memory_search', () => {
@@ -31,7 +35,7 @@ describe('memory_search', () => {
     writeFileSync(join(mem, 'ops', 'deploy.md'), '# Deploy\n\nintro line\n\nThe deployment runbook lives here.\nStep one: page the on-call.\n');
     writeFileSync(join(mem, 'notes.md'), '# Notes\n\nA runbook is mentioned once.\n');
     writeFileSync(join(mem, 'other.txt'), 'deployment runbook, but not Markdown\n');
-    const r = (await memorySearchTool(ctx, { home }, { query: 'deployment runbooks' })) as Result;
+    const r = (await memorySearchTool(ctx, indexAt(home), { query: 'deployment runbooks' })) as Result;
     expect(r.indexed).toBe(2);
     expect(r.pending).toBe(0);
     expect(r.matches.map((m) => [m.path, m.line, m.snippet])).toEqual([
@@ -45,17 +49,17 @@ describe('memory_search', () => {
     const { ctx, home, mem } = setup();
     writeFileSync(join(mem, 'a.md'), 'alpha apples\n');
     writeFileSync(join(mem, 'b.md'), 'beta bananas\n');
-    expect(((await memorySearchTool(ctx, { home }, { query: 'apples' })) as Result).indexed).toBe(2);
-    const again = (await memorySearchTool(ctx, { home }, { query: 'apples' })) as Result;
+    expect(((await memorySearchTool(ctx, indexAt(home), { query: 'apples' })) as Result).indexed).toBe(2);
+    const again = (await memorySearchTool(ctx, indexAt(home), { query: 'apples' })) as Result;
     expect(again.indexed).toBe(0);
     expect(again.matches).toHaveLength(1);
     writeFileSync(join(mem, 'a.md'), 'alpha cherries\n');
     utimesSync(join(mem, 'a.md'), new Date(), new Date(Date.now() + 5000));
-    const changed = (await memorySearchTool(ctx, { home }, { query: 'apples cherries' })) as Result;
+    const changed = (await memorySearchTool(ctx, indexAt(home), { query: 'apples cherries' })) as Result;
     expect(changed.indexed).toBe(1);
     expect(changed.matches.map((m) => m.snippet)).toEqual(['alpha cherries']);
     rmSync(join(mem, 'b.md'));
-    expect(((await memorySearchTool(ctx, { home }, { query: 'bananas' })) as Result).matches).toEqual([]);
+    expect(((await memorySearchTool(ctx, indexAt(home), { query: 'bananas' })) as Result).matches).toEqual([]);
     const s = openStore({ home });
     try {
       expect(s.db.prepare('SELECT path FROM memory_files').all()).toEqual([{ path: 'memory/a.md' }]);
@@ -71,10 +75,10 @@ describe('memory_search', () => {
     const { ctx, home, mem } = setup();
     const n = MEMORY_BOUNDS.filesPerCall + 6;
     for (let i = 0; i < n; i++) writeFileSync(join(mem, `n${String(i).padStart(3, '0')}.md`), `note ${i} zebra\n`);
-    const first = (await memorySearchTool(ctx, { home }, { query: 'zebra', limit: 50 })) as Result;
+    const first = (await memorySearchTool(ctx, indexAt(home), { query: 'zebra', limit: 50 })) as Result;
     expect([first.indexed, first.pending]).toEqual([MEMORY_BOUNDS.filesPerCall, 6]);
     expect(first.matches).toHaveLength(50);
-    const second = (await memorySearchTool(ctx, { home }, { query: 'zebra' })) as Result;
+    const second = (await memorySearchTool(ctx, indexAt(home), { query: 'zebra' })) as Result;
     expect([second.indexed, second.pending]).toEqual([6, 0]);
   });
 
@@ -82,7 +86,7 @@ describe('memory_search', () => {
     const { ctx, home, mem } = setup();
     const line = `${'filler '.repeat(20)}\n`;
     writeFileSync(join(mem, 'big.md'), `${'early marker\n'}${line.repeat(Math.ceil((2 * MEMORY_BOUNDS.fileBytes) / line.length))}late marker\n`);
-    const r = (await memorySearchTool(ctx, { home }, { query: 'marker' })) as Result;
+    const r = (await memorySearchTool(ctx, indexAt(home), { query: 'marker' })) as Result;
     expect(r.matches.map((m) => m.snippet)).toEqual(['early marker']);
   });
 
@@ -92,15 +96,15 @@ describe('memory_search', () => {
     symlinkSync(join(ctx.outside, 'leak.md'), join(mem, 'leak.md'));
     symlinkSync(ctx.outside, join(mem, 'dir'));
     writeFileSync(join(mem, 'own.md'), 'own secret words\n');
-    const r = (await memorySearchTool(ctx, { home }, { query: 'outsider secret' })) as Result;
+    const r = (await memorySearchTool(ctx, indexAt(home), { query: 'outsider secret' })) as Result;
     expect(r.matches.map((m) => m.path)).toEqual(['memory/own.md']);
   });
 
   it('no memory/ directory: no matches, no error; a query with no words is refused', async () => {
     const ctx = toolContext(1024 * 1024);
     const home = tempDir('comis-home-');
-    expect(await memorySearchTool(ctx, { home }, { query: 'x' })).toEqual({ matches: [], indexed: 0, pending: 0 });
-    await expect(memorySearchTool(ctx, { home }, { query: '*** ???' })).rejects.toMatchObject({ code: 'invalid_params' });
+    expect(await memorySearchTool(ctx, indexAt(home), { query: 'x' })).toEqual({ matches: [], indexed: 0, pending: 0 });
+    await expect(memorySearchTool(ctx, indexAt(home), { query: '*** ???' })).rejects.toMatchObject({ code: 'invalid_params' });
   });
 
   it('FTS5 syntax in a query is plain words: no column filter, NEAR or prefix', () => {

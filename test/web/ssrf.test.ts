@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { classifyAddress, hostMatches, parsePrivateAllowRule, parseTarget, privateAllowed } from '../../src/lib/web/ssrf.js';
+import { classifyAddress, hostMatches, parsePrivateAllowRule, parseTarget, privateAllowed } from '../../src/lib/net/ssrf.js';
 
 const REFUSED: [string, string][] = [
   ['127.0.0.1', 'loopback'],

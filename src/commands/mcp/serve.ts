@@ -54,7 +54,7 @@ Client config (.mcp.json, Cursor's mcp.json): {"mcpServers": {"comis": {"command
     const sessionKey = flags.session ?? newSessionKey();
     const { takeStdoutForProtocol } = await import('../../cli/protocol-stdout.js');
     const output = takeStdoutForProtocol();
-    const { startMcpServer } = await import('../../lib/mcp/serve.js');
+    const { startMcpServer } = await import('../../cli/mcp-serve.js');
     const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
     const server = await startMcpServer({ agent, home: loaded.home, sessionKey, version: pkg.version, input: process.stdin, output, onWarning: (m) => this.addWarning(m) });
     process.stderr.write(`comis: serving agent "${agent.id}" over MCP on stdio, session ${sessionKey}\n`);

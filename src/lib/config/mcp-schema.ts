@@ -21,7 +21,6 @@
  */
 import { z } from 'zod';
 
-export { MCP_CONFUSABLE_NAMES, MCP_SERVER_NAME_PATTERN, MCP_TOOL_NAME_PATTERN } from './mcp-names.js';
 import { MCP_CONFUSABLE_NAMES, MCP_SERVER_NAME_PATTERN } from './mcp-names.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -119,4 +118,3 @@ export const autonomyMcpSchema = z
   .describe('The mcp surface of the agent.');
 
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
-export type McpConfig = z.infer<typeof mcpConfigSchema>;

@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 
-import { WEB_FETCH_TIMEOUT_BOUNDS } from '../web/limits.js';
-import { parsePrivateAllowRule } from '../web/ssrf.js';
+import { WEB_FETCH_TIMEOUT_BOUNDS } from './web-limits.js';
+import { parsePrivateAllowRule } from '../net/ssrf.js';
 import { webSearchSchema } from './web-search-schema.js';
 
 const hostPattern = z

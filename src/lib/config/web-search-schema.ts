@@ -65,5 +65,3 @@ export const webSearchSchema = z
     if (v.defaultCount > v.maxCount) ctx.addIssue({ code: 'custom', path: ['defaultCount'], message: 'must not exceed maxCount' });
   })
   .describe('The web_search provider of this agent. Absent: web_search is a tool error naming this key.');
-
-export type WebSearchConfig = z.infer<typeof webSearchSchema>;

@@ -5,10 +5,9 @@
  * path and run once INSIDE the jail) and whether the optional DuckDB package
  * is installed — with an install hint for every missing part.
  *
- * {@link probeJail} always looks afresh, with the PATH it is given, so
- * `PATH=… comis jail probe` answers for that PATH; the command uses
- * {@link probeJailCached}, which answers from the last working report while
- * nothing it rests on changed (PATH included).
+ * The command uses {@link probeJailCached}, which answers from the last
+ * working report while nothing it rests on changed (PATH included, so
+ * `PATH=… comis jail probe` answers for that PATH), and otherwise looks afresh.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -141,16 +140,10 @@ async function runInJail(
 }
 
 /**
- * Probes this machine. Never throws for a missing or broken part: every
- * finding is in the report, and `working` says whether orchestrate can run.
- */
-export async function probeJail(opts: DetectOptions = {}): Promise<ProbeReport> {
-  return (await probeFresh(opts)).report;
-}
-
-/**
- * {@link probeJail} for this process's own PATH, answered from the last
+ * Probes this machine for this process's own PATH, answered from the last
  * working report while nothing it rests on changed (see probe-cache.ts).
+ * Never throws for a missing or broken part: every finding is in the report,
+ * and `working` says whether orchestrate can run.
  */
 export async function probeJailCached(cacheFile: string): Promise<ProbeReport> {
   const { readCachedProbe, writeCachedProbe } = await import('./probe-cache.js');

@@ -10,10 +10,9 @@ import type { SandboxProviderInfo } from './types.js';
 import { readCachedDetection, writeCachedDetection } from './verdict-cache.js';
 
 export { DEFAULT_JAIL_LIMITS } from './defaults.js';
-export { detectSandboxProviderFresh, INSTALL_BWRAP_HINT, MIN_BWRAP_VERSION, parseBwrapVersion, type DetectOptions, type Detection, type WorkingJail } from './detect.js';
-export { parseSmokeOutput, SMOKE_WORKSPACE } from './smoke.js';
-export { explainSmokeFailure, readUsernsFacts, type UsernsFacts } from './userns.js';
-export { DETECTION_CACHE_TTL_MS } from './verdict-cache.js';
+export { detectSandboxProviderFresh, parseBwrapVersion, type DetectOptions, type WorkingJail } from './detect.js';
+export { parseSmokeOutput } from './smoke.js';
+export { explainSmokeFailure, readUsernsFacts } from './userns.js';
 
 let cached: Detection | undefined;
 

@@ -27,7 +27,7 @@ import { SUPPLY_CHAIN_RULES } from './rules/supply-chain.js';
 import type { Rule } from './rules/types.js';
 import { XML_RULES } from './rules/xml.js';
 
-export type { ArtifactRule, CooccurRule, DetectorRule, PatternRule, Rule, RuleCheck, RuleMatchContext, SpecRule } from './rules/types.js';
+export type { CooccurRule, PatternRule, Rule, RuleMatchContext } from './rules/types.js';
 
 /** One file per category under rules/; the order here is the order of SARIF `rules` and of the docs table. */
 export const RULES: readonly Rule[] = [

@@ -199,7 +199,7 @@ function discover(options: ScanPathsOptions, root: string, warnings: string[], a
       walk(skillDir, (path, isDir) => {
         const stat = lstatSync(path);
         if (stat.isSymbolicLink()) {
-          let target = '';
+          let target: string;
           try {
             target = realpathSync(path);
           } catch {

@@ -7,7 +7,13 @@
  * 8 KiB), so a match points at a section, not at a whole file, and the byte
  * range stored for it is small enough to read back for a snippet.
  */
-import type { Chunk } from '../store/memory-index.js';
+/** One section of a note as the index stores it: where it starts (line, byte) and its text for FTS5. */
+export interface Chunk {
+  line: number;
+  byteStart: number;
+  byteLen: number;
+  text: string;
+}
 
 const SOFT_LINES = 20;
 const SOFT_BYTES = 2048;

@@ -22,10 +22,9 @@ import { promisify } from 'node:util';
 import { CapCallError } from '../capsocket/protocol.js';
 import { closeSafe, walkMemory, type MemoryFile } from './memory-walk.js';
 import { ConfineError, openConfinedFile, splitConfined } from '../confine/index.js';
-import type { ChunkHit } from '../store/memory-index.js';
 import { maybeMaterializeValue } from '../resultref/materialize.js';
 import type { ToolContext } from './context.js';
-import { bestLine, chunkMarkdown, ftsQuery, queryTerms } from './memory-chunks.js';
+import { bestLine, chunkMarkdown, ftsQuery, queryTerms, type Chunk } from './memory-chunks.js';
 import { readTool } from './read.js';
 
 const readAsync = promisify(read);
@@ -56,10 +55,41 @@ export interface MemoryMatch {
   score: number;
 }
 
-/** Where the store is: tools never hold it open across calls (each call opens, works, closes). */
-export interface MemoryStoreRef {
-  home: string;
+/** A file as the index last saw it: a file is re-read only when one of these changed. */
+export interface IndexedFile {
+  path: string;
+  mtimeMs: number;
+  size: number;
+  ino: number;
 }
+
+/** One ranked match of the index: where the chunk is in its file. */
+export interface ChunkHit {
+  path: string;
+  line: number;
+  byteStart: number;
+  byteLen: number;
+  /** bm25(): lower is better (negative). */
+  rank: number;
+}
+
+/**
+ * The memory index of one workspace, open for one call. Tools never reach the
+ * store: orchestrate injects an opener over it (orchestrate/memory-index.ts),
+ * and the tool closes what it opened before the call returns, so nothing holds
+ * the store open across calls.
+ */
+export interface MemoryIndex {
+  indexedFiles(workspace: string): Map<string, IndexedFile>;
+  /** Replaces one file's chunks at once: a concurrent search sees the old rows or the new, never half. */
+  replaceFile(workspace: string, file: IndexedFile, indexedBytes: number, chunks: readonly Chunk[]): void;
+  dropFiles(workspace: string, paths: readonly string[]): void;
+  /** The best chunks of this workspace for an FTS5 query (built by ftsQuery from plain terms). */
+  matchChunks(workspace: string, ftsQuery: string, limit: number): ChunkHit[];
+  close(): void;
+}
+
+export type OpenMemoryIndex = () => Promise<MemoryIndex>;
 
 // One indexing pass per workspace at a time in this process: a script's parallel calls wait, not redo.
 const inFlight = new Map<string, Promise<unknown>>();
@@ -101,12 +131,11 @@ function sameFile(a: { mtimeMs: number; size: number; ino: number }, b: { mtimeM
 }
 
 /** Brings the index of this workspace up to date, within the per-call bounds. */
-async function refresh(ctx: ToolContext, db: import('../store/store.js').Database): Promise<{ indexed: number; pending: number; current: Map<string, MemoryFile> }> {
-  const { indexedFiles, replaceFile, dropFiles } = await import('../store/memory-index.js');
+async function refresh(ctx: ToolContext, index: MemoryIndex): Promise<{ indexed: number; pending: number; current: Map<string, MemoryFile> }> {
   const walk = walkMemory(ctx.workspaceReal, ctx.jail, MEMORY_BOUNDS.walkEntries);
-  const known = indexedFiles(db, ctx.workspaceReal);
+  const known = index.indexedFiles(ctx.workspaceReal);
   // Only a complete walk may conclude that a file is gone.
-  if (walk.complete) dropFiles(db, ctx.workspaceReal, [...known.keys()].filter((p) => !walk.files.has(p)));
+  if (walk.complete) index.dropFiles(ctx.workspaceReal, [...known.keys()].filter((p) => !walk.files.has(p)));
   let indexed = 0;
   let pending = 0;
   let bytes = 0;
@@ -124,7 +153,7 @@ async function refresh(ctx: ToolContext, db: import('../store/store.js').Databas
     } catch (err) {
       // Gone, swapped for a link, or made unreadable since the walk: not indexed (and forgotten).
       if (err instanceof ConfineError) {
-        if (had) dropFiles(db, ctx.workspaceReal, [file.path]);
+        if (had) index.dropFiles(ctx.workspaceReal, [file.path]);
         continue;
       }
       throw err;
@@ -133,7 +162,7 @@ async function refresh(ctx: ToolContext, db: import('../store/store.js').Databas
       const stat = { path: file.path, mtimeMs: Math.trunc(opened.stat.mtimeMs), size: opened.stat.size, ino: opened.stat.ino };
       const head = await readHead(opened.fd, MEMORY_BOUNDS.fileBytes);
       const data = wholeLines(head, stat.size <= MEMORY_BOUNDS.fileBytes);
-      replaceFile(db, ctx.workspaceReal, stat, data.length, chunkMarkdown(data));
+      index.replaceFile(ctx.workspaceReal, stat, data.length, chunkMarkdown(data));
       walk.files.set(file.path, { ...file, ...stat });
       bytes += head.length;
       indexed++;
@@ -168,18 +197,16 @@ async function snippetOf(ctx: ToolContext, hit: ChunkHit, terms: readonly string
   }
 }
 
-export async function memorySearchTool(ctx: ToolContext, store: MemoryStoreRef, args: MemorySearchArgs): Promise<unknown> {
+export async function memorySearchTool(ctx: ToolContext, openIndex: OpenMemoryIndex, args: MemorySearchArgs): Promise<unknown> {
   const terms = queryTerms(args.query);
   if (terms.length === 0) throw new CapCallError('invalid_params', 'memory_search: the query has no words to look for');
   const limit = args.limit ?? 10;
-  const { openStore } = await import('../store/store.js');
   const result = await serialized(ctx.workspaceReal, async () => {
-    const s = openStore({ home: store.home });
+    const index = await openIndex();
     try {
-      const { matchChunks } = await import('../store/memory-index.js');
-      const state = await refresh(ctx, s.db);
+      const state = await refresh(ctx, index);
       // A few extra rows: a hit whose file changed since it was indexed is dropped, not shown stale.
-      const hits = matchChunks(s.db, ctx.workspaceReal, ftsQuery(terms), limit + 8);
+      const hits = index.matchChunks(ctx.workspaceReal, ftsQuery(terms), limit + 8);
       const matches: MemoryMatch[] = [];
       for (const hit of hits) {
         if (matches.length >= limit) break;
@@ -188,7 +215,7 @@ export async function memorySearchTool(ctx: ToolContext, store: MemoryStoreRef, 
       }
       return { matches, indexed: state.indexed, pending: state.pending };
     } finally {
-      s.close();
+      index.close();
     }
   });
   if (!ctx.results) return result;

@@ -18,7 +18,7 @@ import type { WebFetchConfig } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
 import { materialize, type ResultRefHandle } from '../resultref/materialize.js';
 import type { Dialer, Resolver } from '../web/guarded-agent.js';
-import { WEB_FETCH_TIMEOUT_BOUNDS } from '../web/limits.js';
+import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-limits.js';
 import type { ToolContext } from './context.js';
 
 const runAgents = new WeakMap<AbortSignal, Agent>();
@@ -52,7 +52,7 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
     import('../web/guarded-agent.js'),
     import('../web/fetch.js'),
     import('../web/extract.js'),
-    import('../web/ssrf.js'),
+    import('../net/ssrf.js'),
   ]);
   const limits = effectiveFetchLimits(config);
   const maxChars = clampRequestChars({ ...resolveSourceProfile('web_fetch'), maxChars: limits.maxChars }, args.maxChars);

@@ -17,7 +17,7 @@ import type { Agent } from 'undici';
 
 import { CapCallError } from '../capsocket/protocol.js';
 import { GuardRefusal } from './guarded-agent.js';
-import { hostMatches, parseTarget, type ParsedTarget } from './ssrf.js';
+import { hostMatches, parseTarget, type ParsedTarget } from '../net/ssrf.js';
 
 export const MAX_REDIRECTS = 5;
 

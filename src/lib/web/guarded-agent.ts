@@ -1,6 +1,6 @@
 /**
  * The SSRF guard's connect-time half: an undici@7 Agent whose connector
- * resolves the host ONCE, checks EVERY address it got (ssrf.ts), and then
+ * resolves the host ONCE, checks EVERY address it got (net/ssrf.ts), and then
  * dials exactly the first checked address: the socket is opened to an IP,
  * so nothing resolves the name again and DNS rebinding between the check
  * and the connect cannot happen (the way Stripe's Smokescreen does it).
@@ -15,7 +15,7 @@ import { lookup } from 'node:dns/promises';
 
 import type { Agent, buildConnector as BuildConnector } from 'undici';
 
-import { classifyAddress, normaliseHostname, parseAddress, privateAllowed, type PrivateAllowRule } from './ssrf.js';
+import { classifyAddress, normaliseHostname, parseAddress, privateAllowed, type PrivateAllowRule } from '../net/ssrf.js';
 
 export interface ResolvedAddress {
   address: string;

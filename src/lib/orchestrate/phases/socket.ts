@@ -21,6 +21,7 @@ import { writeTool, type WriteArgs } from '../../tools/write.js';
 import type { WebSearchArgs } from '../../web/search/tool.js';
 import { createDispatcher, type CapabilityAudited, type ToolImpl } from '../dispatch.js';
 import type { DurableRun } from '../durable.js';
+import { openMemoryIndex } from '../memory-index.js';
 import type { MessageService, SendApprovalRequest } from '../message.js';
 import type { RunLease } from './lease.js';
 
@@ -99,7 +100,7 @@ function runTools(p: SocketPhase): Record<string, ToolImpl> {
     read: (args) => readTool(ctx, args as ReadArgs),
     grep: (args) => grepTool(ctx, args as GrepArgs),
     write: (args) => writeTool(ctx, args as WriteArgs),
-    memory_search: (args) => memorySearchTool(ctx, { home: p.home }, args as MemorySearchArgs),
+    memory_search: (args) => memorySearchTool(ctx, () => openMemoryIndex(p.home), args as MemorySearchArgs),
     memory_get: (args) => memoryGetTool(ctx, args as { path: string }),
     // undici loads on the first search only (no other run or command pays for it).
     web_search: async (args) => (await import('../../web/search/tool.js')).webSearchTool(ctx, agent, args as WebSearchArgs),

@@ -43,20 +43,8 @@ import { defaultQuerySpawner } from './spawn-query-process.js';
 
 export { isDuckDbAvailable, resolveDuckDb } from './locate-duckdb.js';
 export { redactHostPaths } from './redact-paths.js';
-export { createSliceQueryRunner, SLICE_RUNNER_IDLE_MS, type SliceQueryRunner, type SliceQueryRunnerOptions } from './spare-pool.js';
-export {
-  DUCKDB_MISSING_MESSAGE,
-  SLICE_BOUNDS,
-  SLICE_DEFAULTS,
-  type DuckDbLocation,
-  type JsonPathResult,
-  type ResolveDuckDb,
-  type SliceErrorCode,
-  type SliceQueryError,
-  type SliceQueryLimits,
-  type SliceQueryResult,
-  type SliceQueryRows,
-} from './slice-types.js';
+export { createSliceQueryRunner, type SliceQueryRunner } from './spare-pool.js';
+export type { JsonPathResult, SliceQueryError, SliceQueryResult } from './slice-types.js';
 
 export function isSliceError(result: SliceQueryResult | JsonPathResult): result is SliceQueryError {
   return 'error' in result;

@@ -1,5 +1,5 @@
 /** credential_access: credential stores, disclosure of secrets, broad file scopes. Assembled into the one table by ../rules.ts. */
-import { NEGATION, URL } from './fragments.js';
+import { NEGATION } from './fragments.js';
 import type { Rule } from './types.js';
 
 export const CREDENTIAL_RULES: readonly Rule[] = [

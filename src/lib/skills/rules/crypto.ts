@@ -1,5 +1,4 @@
 /** crypto_mining: miners, pools and the stratum protocol. Assembled into the one table by ../rules.ts. */
-import { URL } from './fragments.js';
 import type { Rule } from './types.js';
 
 export const CRYPTO_RULES: readonly Rule[] = [

@@ -1,5 +1,5 @@
 /** exec_injection: running commands, code and shells. Assembled into the one table by ../rules.ts. */
-import { backtickIsExecution, BIN_DIR, DANGEROUS_BIN, pipeHasCommandBefore, SHELL, subshellIsDangerous, SUDO, URL } from './fragments.js';
+import { backtickIsExecution, BIN_DIR, DANGEROUS_BIN, pipeHasCommandBefore, SHELL, subshellIsDangerous, SUDO } from './fragments.js';
 import type { Rule } from './types.js';
 
 export const EXEC_RULES: readonly Rule[] = [
@@ -118,7 +118,7 @@ export const EXEC_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: 'Runs a script kept inside .git/ (where reviews and diffs do not look)',
     help: 'Files under .git/ are not part of the reviewed tree. Keep scripts in the skill folder.',
-    pattern: /\b(?:ba|z|da)?sh\s{1,8}["']?(?:\.\/)?\.git\/(?!hooks\/)[\w.\/-]{1,200}|\bsource\s{1,8}["']?(?:\.\/)?\.git\/[\w.\/-]{1,200}|\bpython[23]?\s{1,8}["']?(?:\.\/)?\.git\/[\w.\/-]{1,200}/gi,
+    pattern: /\b(?:ba|z|da)?sh\s{1,8}["']?(?:\.\/)?\.git\/(?!hooks\/)[\w./-]{1,200}|\bsource\s{1,8}["']?(?:\.\/)?\.git\/[\w./-]{1,200}|\bpython[23]?\s{1,8}["']?(?:\.\/)?\.git\/[\w./-]{1,200}/gi,
     triggers: ['.git/'],
     worstCase: 'sh .git/ sh ',
   },
@@ -130,7 +130,7 @@ export const EXEC_RULES: readonly Rule[] = [
     description: 'Runs a file from /tmp (dropped payloads are staged there)',
     help: 'Executables written to /tmp at run time were never reviewed. Ship the script with the skill.',
     pattern:
-      /\b(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|execute|exec|run|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?\/tmp\/[\w.\/-]{1,200}|(?:&&|;|^)[ \t]{0,8}\/tmp\/[\w.\/-]{1,200}(?=[ \t]|$)/gim,
+      /\b(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|execute|exec|run|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?\/tmp\/[\w./-]{1,200}|(?:&&|;|^)[ \t]{0,8}\/tmp\/[\w./-]{1,200}(?=[ \t]|$)/gim,
     triggers: ['/tmp/'],
     worstCase: 'sh /tmp/ sh /tmp/',
   },

@@ -136,7 +136,7 @@ export const NETWORK_RULES: readonly Rule[] = [
     severity: 'CRITICAL',
     description: 'Data sent to an anonymous request collector (webhook tester, out-of-band interaction server) or, at WARN, a chat webhook',
     help: 'Request collectors (webhook.site, pipedream, interactsh, Burp Collaborator, ...) exist to receive data nobody else can see; a skill or its scripts have no reason to talk to one. Chat webhooks (Discord, Slack, Telegram bots) are WARN: legitimate for notifications, and a common exfiltration channel.',
-    pattern: new RegExp(String.raw`${hostAnchor(COLLECTOR_HOSTS)}|(?<![\w-])(?:${CHAT_WEBHOOKS.map((h) => h.replace(/[.\/]/g, '\\$&')).join('|')})`, 'gi'),
+    pattern: new RegExp(String.raw`${hostAnchor(COLLECTOR_HOSTS)}|(?<![\w-])(?:${CHAT_WEBHOOKS.map((h) => h.replace(/[./]/g, '\\$&')).join('|')})`, 'gi'),
     triggers: [...hostTriggers(COLLECTOR_HOSTS), ...hostTriggers(CHAT_WEBHOOKS)],
     check: (ctx) => {
       const chat = CHAT_WEBHOOKS.some((h) => ctx.match[0].toLowerCase().includes(h));

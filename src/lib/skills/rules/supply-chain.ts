@@ -1,5 +1,4 @@
 /** supply_chain: installs from remote, unpinned sources. Assembled into the one table by ../rules.ts. */
-import { URL } from './fragments.js';
 import type { Rule } from './types.js';
 
 export const SUPPLY_CHAIN_RULES: readonly Rule[] = [

@@ -1,6 +1,7 @@
 /**
- * web_fetch's own bounds as plain data, so the config schema and the tool
- * share them without the tool's load path pulling in the schema library.
+ * web_fetch's own bounds as plain data, zod-free (like mcp-names.ts), so the
+ * config schema and the tool share them without the tool's load path pulling
+ * in the schema library.
  */
 
 /** Clamp of web.fetch.timeoutMs: a value outside is brought inside, not refused. */

@@ -36,14 +36,14 @@ import type { Readable, Writable } from 'node:stream';
 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
-import type { ResolvedAgent } from '../config/load.js';
-import { ComisError } from '../errors.js';
-import { getLogger } from '../obs/logger.js';
-import { redactSecrets, redactValue } from '../redact/output-guard.js';
-import { runAndRecord } from '../orchestrate/execute.js';
-import type { OrchestrateResult } from '../orchestrate/runner.js';
-import { ORCHESTRATE_INPUT_SCHEMA, parseOrchestrateArgs, type OrchestrateToolArgs } from './serve-arguments.js';
-import { describeAgentTools, orchestrateToolDescription } from './serve-describe.js';
+import type { ResolvedAgent } from '../lib/config/load.js';
+import { ComisError } from '../lib/errors.js';
+import { getLogger } from '../lib/obs/logger.js';
+import { redactSecrets, redactValue } from '../lib/redact/output-guard.js';
+import { runAndRecord } from '../lib/orchestrate/execute.js';
+import type { OrchestrateResult } from '../lib/orchestrate/runner.js';
+import { ORCHESTRATE_INPUT_SCHEMA, parseOrchestrateArgs, type OrchestrateToolArgs } from './mcp-serve-arguments.js';
+import { describeAgentTools, orchestrateToolDescription } from './mcp-serve-describe.js';
 
 /** Calls that may wait while one run is in progress; one more is answered "busy". */
 export const MAX_WAITING_RUNS = 4;

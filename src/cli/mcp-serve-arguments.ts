@@ -8,9 +8,9 @@
  * agent's configured timeout, else 100 to 600000; the same function decides
  * both (see resolveRequestedTimeout).
  */
-import { ComisError } from '../errors.js';
-import { MAX_REQUEST_TIMEOUT_MS, MIN_TIMEOUT_MS, resolveRequestedTimeout } from '../orchestrate/execute.js';
-import type { ScriptLanguage } from '../orchestrate/transpile.js';
+import { ComisError } from '../lib/errors.js';
+import { MAX_REQUEST_TIMEOUT_MS, MIN_TIMEOUT_MS, resolveRequestedTimeout } from '../lib/orchestrate/execute.js';
+import type { ScriptLanguage } from '../lib/orchestrate/transpile.js';
 
 export const SCRIPT_LANGUAGES = ['ts', 'js', 'py'] as const satisfies readonly ScriptLanguage[];
 /**

@@ -1,7 +1,7 @@
 /**
  * The SSRF guard's pure half: which addresses web_fetch may connect to, and
  * what a URL's host really is. No I/O here: the guarded connector
- * (guarded-agent.ts) calls {@link classifyAddress} on EVERY address a name
+ * (web/guarded-agent.ts) calls {@link classifyAddress} on EVERY address a name
  * resolves to, at connect time, and dials exactly the address it checked.
  *
  * Semantics: an address is allowed only when it is ordinary global unicast.
@@ -15,6 +15,10 @@
  *
  * The escape hatch is `web.fetch.allowPrivate` (operator config): entries of
  * IP, CIDR or IP:port that make a refused address reachable, and nothing else.
+ *
+ * A leaf (ipaddr.js only): the config schema parses allowPrivate with
+ * {@link parsePrivateAllowRule} when it loads, and web/ enforces the same rules
+ * at connect time, so neither has to reach into the other.
  */
 import ipaddr from 'ipaddr.js';
 

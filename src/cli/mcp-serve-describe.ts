@@ -7,10 +7,10 @@
  * client is never offered a tool a script would be refused.
  */
 
-import { PROFILE_CAPABILITIES } from '../capabilities/capabilities.js';
-import { TOOL_MAP, toolJsonSchema } from '../capabilities/tool-map.js';
-import type { ResolvedAgent } from '../config/load.js';
-import { agentSurface, describeDrop, MCP_SURFACE_TOOL } from '../policy/surface.js';
+import { PROFILE_CAPABILITIES } from '../lib/capabilities/capabilities.js';
+import { TOOL_MAP, toolJsonSchema } from '../lib/capabilities/tool-map.js';
+import type { ResolvedAgent } from '../lib/config/load.js';
+import { agentSurface, describeDrop, MCP_SURFACE_TOOL } from '../lib/policy/surface.js';
 
 export interface DescribedTool {
   name: string;
