@@ -342,7 +342,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   options.onMcp?.(mcp);
   // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn.
   const mcpDigest = wantsMcpDigest(prepared.code, mcp.surface, agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
-    ? prefetchMcpDigest({ surface: mcp.surface, servers: options.agent.mcpServers, dir: sdkDir, mode: fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs })
+    ? prefetchMcpDigest({ surface: mcp.surface, servers: options.agent.mcpServers, dir: sdkDir, mode: fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs, signal: options.signal })
     : undefined;
   const started = Date.now();
   let socket: CapSocket | undefined;
