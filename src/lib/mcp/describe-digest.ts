@@ -94,6 +94,8 @@ export interface McpDigestOptions {
   jailDir: string;
   /** No server is waited for longer than this (the run's timeout). */
   maxWaitMs: number;
+  /** The run's cancel: aborted, nothing more is waited for (the run then ends as it would have). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -103,6 +105,18 @@ export interface McpDigestOptions {
  * fails leaves describe() listing the table's tools only.
  */
 export async function prefetchMcpDigest(options: McpDigestOptions): Promise<Record<string, string>> {
+  const signal = options.signal;
+  if (!signal) return askAndWrite(options);
+  if (signal.aborted) return {};
+  let onAbort: (() => void) | undefined;
+  const cancelled = new Promise<Record<string, string>>((resolve) => {
+    onAbort = () => resolve({});
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([askAndWrite(options), cancelled]).finally(() => signal.removeEventListener('abort', onAbort!));
+}
+
+async function askAndWrite(options: McpDigestOptions): Promise<Record<string, string>> {
   try {
     const parts = await Promise.all(
       allowlistedServers(options.surface.allow).map((server) => {

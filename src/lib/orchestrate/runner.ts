@@ -187,7 +187,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn.
     const mcpDigest =
       options.replayTools === undefined && wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
-        ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs })
+        ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs, signal: options.signal })
         : undefined;
     started = Date.now();
     try {
