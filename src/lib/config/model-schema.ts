@@ -15,7 +15,6 @@
 import { z } from 'zod';
 
 export const MODEL_CLASSES = ['nano', 'small', 'mid', 'frontier'] as const;
-export type ModelClass = (typeof MODEL_CLASSES)[number];
 
 export const modelSchema = z
   .strictObject({

@@ -23,7 +23,7 @@ import type { MethodDigest, RepairLanguage } from '../model/repair-prompt.js';
 import type { RepairOutcome, RepairRecord } from '../store/runs.js';
 import { classifyRepair } from './repair-class.js';
 
-export type { RepairOutcome, RepairRecord } from '../store/runs.js';
+export type { RepairRecord } from '../store/runs.js';
 
 /** The most time the model round (all attempts and waits) may take; the run's lease covers it. */
 export const REPAIR_BUDGET_MS = 120_000;

@@ -109,8 +109,6 @@ export interface OrchestrateOptions {
   webFetchDeps?: WebFetchDeps;
   /** No one-shot repair for this run (`--no-repair`, for debugging); otherwise the agent's model class decides. */
   noRepair?: boolean;
-  /** Tests and benchmarks only: the model client's first backoff step. */
-  repairBackoffMs?: number;
 }
 
 export interface OrchestrateResult {

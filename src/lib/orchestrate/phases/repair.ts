@@ -83,7 +83,6 @@ export async function repairFailedRun(p: RepairPhase): Promise<{ record: RepairR
         [options.home, '$COMIS_HOME'],
       ],
       signal: options.signal,
-      ...(options.repairBackoffMs === undefined ? {} : { backoffMs: options.repairBackoffMs }),
     },
     {
       preflight: async (source) => {
