@@ -81,7 +81,7 @@ export const KEY_PROOFS: Record<string, readonly [file: string, title: string]> 
   'agents.*.web.fetch.maxChars': ['test/e2e/web-fetch.test.ts', 'timeoutMs, maxResponseBytes and maxChars'],
 };
 
-type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; type?: string };
+type JsonSchema = { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema | boolean; anyOf?: JsonSchema[]; oneOf?: JsonSchema[]; type?: string };
 
 /** Dotted leaf keys of the schema; a record (agents) contributes `*`. */
 function leafKeys(node: JsonSchema, prefix: string[] = []): string[] {

@@ -217,7 +217,7 @@ export const webFetchPage = webPageMeta
 export const webFetchResult = z.union([webFetchPage, resultRefSchema]).describe('The page, or a ResultRef (kind from the Content-Type, url/finalUrl/status/contentType/title on the handle) when its payload exceeds 15,000 bytes.');
 
 /** Channel ids and message ids: printable, no spaces or control characters (a Telegram chat id, a Slack channel or ts, a webhook's own id). */
-const MESSAGE_ID_PATTERN = /^[A-Za-z0-9@#._:+\-]{1,256}$/;
+const MESSAGE_ID_PATTERN = /^[A-Za-z0-9@#._:+-]{1,256}$/;
 /** Most characters of one message text (Telegram's limit; Slack's is higher). */
 export const MESSAGE_TEXT_MAX = 4096;
 
