@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await tg.close();
   await hook.close();
-  web.close();
+  await web.close();
 });
 
 const lines = (path: string): Array<Record<string, unknown>> => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -95,7 +95,7 @@ describe('tool policy (skills.toolPolicy)', () => {
     // Control: the default agent's SDK lists every tool.
     const full = makeHome();
     const all = full.run(['orchestrate', full.script('l.mjs', `import { comis_tools } from './comis_tools.js';\nconsole.log(comis_tools.describe().map((t) => t.name).join(','));`)]);
-    expect(all.stdout).toBe('read,grep,ref_sql,ref_jsonpath,memory_search,memory_get,web_search,web_fetch,write\n');
+    expect(all.stdout).toBe('read,grep,ref_sql,ref_jsonpath,memory_search,memory_get,web_search,web_fetch,write,message_send,message_reply,message_react\n');
   });
 });
 

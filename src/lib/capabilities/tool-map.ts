@@ -245,7 +245,7 @@ export const resumeResult = z
   ])
   .describe('The last checkpoint of this durable run, or null.');
 /** Channel ids and message ids: printable, no spaces or control characters (a Telegram chat id, a Slack channel or ts, a webhook's own id). */
-const MESSAGE_ID_PATTERN = /^[A-Za-z0-9@#._:+\-]{1,256}$/;
+const MESSAGE_ID_PATTERN = /^[A-Za-z0-9@#._:+-]{1,256}$/;
 /** Most characters of one message text (Telegram's limit; Slack's is higher). */
 export const MESSAGE_TEXT_MAX = 4096;
 

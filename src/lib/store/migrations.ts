@@ -8,7 +8,10 @@
  * to that: its full-text table is contentless (FTS5 `content=''`), holding
  * the inverted index of the agent's memory notes and where each chunk lies
  * (path, line, byte range), never their text; snippets are read back from
- * the files themselves, through the confinement module.
+ * the files themselves, through the confinement module. The one exception is
+ * the outbox (version 8): a message_* send of an agent with durability on keeps
+ * its text while it is pending or failed (a crash must not lose it) and drops
+ * it once delivered or dropped.
  */
 export interface Migration {
   version: number;

@@ -463,6 +463,7 @@ let outwardOrdinal = 0;
  * the arguments, else `<run id>:msg:<ordinal>` (deterministic: the n-th send
  * of a run always carries the same key).
  */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- called by the generated tool-methods region (message_*)
 function invokeOutward(tool: string, params: Record<string, unknown> | undefined, operationId?: string): Promise<unknown> {
   const ordinal = ++outwardOrdinal;
   const args: Record<string, unknown> = { ...(params ?? {}) };
