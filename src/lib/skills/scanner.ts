@@ -320,41 +320,7 @@ class FindingSink {
   }
 }
 
-/** Unit boundaries (sorted starts and ends) of a text for a scope; one linear pass. */
-function unitBounds(text: string, scope: 'sentence' | 'paragraph' | 'file'): { starts: number[]; ends: number[] } {
-  if (scope === 'file') return { starts: [0], ends: [text.length] };
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const breaks = /\n[ \t\r]*\n/g;
-  const paragraphs: [number, number][] = [];
-  let from = 0;
-  for (let m = breaks.exec(text); m; m = breaks.exec(text)) {
-    paragraphs.push([from, m.index]);
-    from = m.index + m[0].length;
-  }
-  paragraphs.push([from, text.length]);
-  if (scope === 'paragraph') {
-    for (const [a, b] of paragraphs) {
-      starts.push(a);
-      ends.push(b);
-    }
-    return { starts, ends };
-  }
-  const sentenceEnd = /[.!?](?=[\s"'”)]|$)|\n(?=[ \t]{0,8}(?:[-*+>#]|\d{1,3}[.)])[ \t])/g;
-  for (const [ps, pe] of paragraphs) {
-    sentenceEnd.lastIndex = ps;
-    let start = ps;
-    for (let m = sentenceEnd.exec(text); m && m.index < pe; m = sentenceEnd.exec(text)) {
-      starts.push(start);
-      ends.push(m.index + 1);
-      start = m.index + 1;
-    }
-    starts.push(start);
-    ends.push(pe);
-  }
-  return { starts, ends };
-}
-
+/** Index of the last start at or before `position` (0 when none). */
 function unitIndexAt(starts: readonly number[], position: number): number {
   let lo = 0;
   let hi = starts.length - 1;
@@ -364,6 +330,64 @@ function unitIndexAt(starts: readonly number[], position: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+const SENTENCE_END = /[.!?](?=[\s"'”)]|$)|\n(?=[ \t]{0,8}(?:[-*+>#]|\d{1,3}[.)])[ \t])/g;
+
+/**
+ * The sentences and paragraphs of a text, for co-occurrence rules: paragraphs split
+ * once (one linear pass), sentences only inside the paragraphs that hold an anchor.
+ * A unit is [start, end); a position between paragraphs belongs to the unit before it.
+ */
+class Units {
+  private paragraphs: { starts: number[]; ends: number[] } | undefined;
+  private readonly sentences = new Map<number, { starts: number[]; ends: number[] }>();
+
+  constructor(private readonly text: string) {}
+
+  private paragraphBounds(): { starts: number[]; ends: number[] } {
+    if (this.paragraphs) return this.paragraphs;
+    const starts: number[] = [];
+    const ends: number[] = [];
+    const breaks = /\n[ \t\r]*\n/g;
+    let from = 0;
+    for (let m = breaks.exec(this.text); m; m = breaks.exec(this.text)) {
+      starts.push(from);
+      ends.push(m.index);
+      from = m.index + m[0].length;
+    }
+    starts.push(from);
+    ends.push(this.text.length);
+    this.paragraphs = { starts, ends };
+    return this.paragraphs;
+  }
+
+  unitAt(scope: 'sentence' | 'paragraph' | 'file', position: number): [number, number] {
+    if (scope === 'file') return [0, this.text.length];
+    const paragraphs = this.paragraphBounds();
+    const p = unitIndexAt(paragraphs.starts, position);
+    const ps = paragraphs.starts[p]!;
+    const pe = paragraphs.ends[p]!;
+    if (scope === 'paragraph') return [ps, pe];
+    let inside = this.sentences.get(p);
+    if (!inside) {
+      const starts: number[] = [];
+      const ends: number[] = [];
+      SENTENCE_END.lastIndex = ps;
+      let start = ps;
+      for (let m = SENTENCE_END.exec(this.text); m && m.index < pe; m = SENTENCE_END.exec(this.text)) {
+        starts.push(start);
+        ends.push(m.index + 1);
+        start = m.index + 1;
+      }
+      starts.push(start);
+      ends.push(pe);
+      inside = { starts, ends };
+      this.sentences.set(p, inside);
+    }
+    const k = unitIndexAt(inside.starts, position);
+    return [inside.starts[k]!, inside.ends[k]!];
+  }
 }
 
 /**
@@ -404,7 +428,7 @@ function scanView(
 ): void {
   const text = view.text;
   const literalView = view.name === 'raw' || view.name === 'comments-stripped';
-  const boundsByScope = new Map<string, { starts: number[]; ends: number[] }>();
+  const units = new Units(text);
   for (let r = 0; r < COMPILED.length; r++) {
     const w = windows[r];
     if (!w) continue;
@@ -431,18 +455,13 @@ function scanView(
     const scope = doc.kind === 'markdown' || doc.kind === 'text' ? rule.scope : (rule.scriptScope ?? rule.scope);
     const verdicts = new Map<number, boolean>();
     execInWindows(c, text, w, (m, from, to) => {
-      let bounds = boundsByScope.get(scope);
-      if (!bounds) {
-        bounds = unitBounds(text, scope);
-        boundsByScope.set(scope, bounds);
-      }
       if (rule.notAfter?.test(sentenceBefore(text, from))) return;
-      const unit = unitIndexAt(bounds.starts, from);
-      let ok = verdicts.get(unit);
+      const [unitStart, unitEnd] = units.unitAt(scope, from);
+      let ok = verdicts.get(unitStart);
       if (ok === undefined) {
-        const unitText = text.slice(bounds.starts[unit], bounds.ends[unit]);
+        const unitText = text.slice(unitStart, unitEnd);
         ok = rule.with.every((re) => re.test(unitText)) && !rule.unless?.test(unitText);
-        verdicts.set(unit, ok);
+        verdicts.set(unitStart, ok);
       }
       if (!ok) return;
       const { start, end } = toRawRange(view, from, to);
