@@ -30,7 +30,7 @@ describe('SDK emitter', () => {
       if (tool.sdkArgs) {
         // Positional arguments (checkpoint(state), resume()), sent as {name: value}.
         const args = tool.sdkArgs.join(', ');
-        expect(files.get('comis_tools.js')).toContain(`${tool.name}: (${args}) => invoke(${JSON.stringify(tool.name)}, { ${args} })`);
+        expect(files.get('comis_tools.js')).toContain(`${tool.name}: (${args}) => invoke(${JSON.stringify(tool.name)}, ${args ? `{ ${args} }` : '{}'})`);
         expect(files.get('comis_tools.d.ts')).toMatch(new RegExp(`\\b${tool.name}\\(${tool.sdkArgs.map((a) => `${a}: \\w+Params\\["${a}"\\]`).join(', ')}\\): Promise<`));
         expect(files.get('comis_tools.py')).toContain(`def ${tool.name}(${args}):`);
         continue;

@@ -176,7 +176,7 @@ function tsFills(tools: ToolModel[]): Record<string, string> {
     'jq-policy': `const JQ_FORBIDDEN = /${jqPattern()}/;\n`,
     'inline-payload': `const INLINE_PAYLOAD: Record<string, 'value' | 'content'> = ${JSON.stringify(inlinePayloads(tools))};\n`,
     'tool-methods': tools
-      .map((t) => `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? `{ ${t.sdkArgs.join(', ')} }` : 'params'}) as Promise<${t.typeBase}Result>,\n`)
+      .map((t) => `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? (t.sdkArgs.length ? `{ ${t.sdkArgs.join(', ')} }` : '{}') : 'params'}) as Promise<${t.typeBase}Result>,\n`)
       .join(''),
   };
 }
