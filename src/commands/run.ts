@@ -74,6 +74,10 @@ Exit codes: 0 every child succeeded; 1 a child failed, timed out or was skipped,
       if (flags.follow !== undefined) {
         const status = await executeFollow({ planRunId: flags.follow, onEvent: render, signal: controller.signal });
         this.setExitStatus(status === 'success' || status === 'running' ? ExitCode.OK : ExitCode.FAILURE);
+        if (status === 'interrupted' && !json) {
+          await closeTui();
+          process.stderr.write(`comis: plan run ${flags.follow} was interrupted: the comis process running it is gone; its finished children stay recorded (comis explain shows them).\n`);
+        }
         return { planRunId: flags.follow, status };
       }
       const result = await executeRunPlan({

@@ -5,7 +5,7 @@ import { findTool, isControlPlaneTool, TOOL_MAP } from '../../src/lib/capabiliti
 
 describe('tool map', () => {
   it('maps every tool to a capability of the closed union, with a one-line summary', () => {
-    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'write', 'message_send', 'message_reply', 'message_react']);
+    expect(TOOL_MAP.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'checkpoint', 'resume', 'write', 'message_send', 'message_reply', 'message_react']);
     for (const tool of TOOL_MAP) {
       expect(CAPABILITIES).toContain(tool.capability);
       expect(tool.summary).toMatch(/^[A-Z].*\.$/);

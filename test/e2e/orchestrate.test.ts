@@ -68,7 +68,7 @@ console.log('ok', JSON.stringify(top));
     for (const [name, code] of cases) {
       const res = h.run(['orchestrate', h.script(name, code)]);
       expect(res.stderr, name).toMatch(SUCCESS_LINE);
-      expect(res.stdout, name).toMatch(/^(mjs|cjs|esm-js|cjs-js( object)?) 12\n$/);
+      expect(res.stdout, name).toMatch(/^(mjs|cjs|esm-js|cjs-js( object)?) 14\n$/);
     }
   });
 

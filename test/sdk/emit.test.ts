@@ -27,6 +27,14 @@ describe('SDK emitter', () => {
   it('has one method per table entry in every flavour', () => {
     const files = emitSdk('all');
     for (const tool of TOOL_MAP) {
+      if (tool.sdkArgs) {
+        // Positional arguments (checkpoint(state), resume()), sent as {name: value}.
+        const args = tool.sdkArgs.join(', ');
+        expect(files.get('comis_tools.js')).toContain(`${tool.name}: (${args}) => invoke(${JSON.stringify(tool.name)}, ${args ? `{ ${args} }` : '{}'})`);
+        expect(files.get('comis_tools.d.ts')).toMatch(new RegExp(`\\b${tool.name}\\(${tool.sdkArgs.map((a) => `${a}: \\w+Params\\["${a}"\\]`).join(', ')}\\): Promise<`));
+        expect(files.get('comis_tools.py')).toContain(`def ${tool.name}(${args}):`);
+        continue;
+      }
       expect(files.get('comis_tools.ts')).toContain(`${tool.name}: (params`);
       // Outward sends take the operation id as a second argument (the upstream form).
       if (tool.operationId) expect(files.get('comis_tools.js')).toContain(`${tool.name}: (params, operationId) => invokeOutward(${JSON.stringify(tool.name)}, params, operationId)`);
@@ -34,6 +42,8 @@ describe('SDK emitter', () => {
       expect(files.get('comis_tools.d.ts')).toContain(`${tool.name}(params:`);
       expect(files.get('comis_tools.py')).toContain(`def ${tool.name}(params=None`);
     }
+    // The positional ones exist (a control: the branch above is taken).
+    expect(TOOL_MAP.filter((t) => t.sdkArgs).map((t) => t.name)).toEqual(['checkpoint', 'resume']);
   });
 
   it('type-checks: the .ts source and a script using it, and a JS script against the .d.ts', () => {

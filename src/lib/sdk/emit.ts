@@ -194,7 +194,7 @@ function tsFills(tools: ToolModel[], mcp: McpTyping | undefined): Record<string,
       .map((t) =>
         t.operationId
           ? `  ${t.name}: (params: ${t.typeBase}Params, operationId?: string) => invokeOutward(${JSON.stringify(t.name)}, params, operationId) as Promise<${t.typeBase}Result>,\n`
-          : `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? `{ ${t.sdkArgs.join(', ')} }` : 'params'}) as Promise<${t.typeBase}Result>,\n`,
+          : `  ${t.name}: (${tsArgs(t)}) => invoke(${JSON.stringify(t.name)}, ${t.sdkArgs ? (t.sdkArgs.length ? `{ ${t.sdkArgs.join(', ')} }` : '{}') : 'params'}) as Promise<${t.typeBase}Result>,\n`,
       )
       .join(''),
   };

@@ -148,6 +148,8 @@ export function reclaimArtifacts(home: string, runId: string): void {
 /** What the sweep changed, for tests and messages. */
 export interface SweepReport {
   interrupted: string[];
+  /** Coordinator plan runs (`comis run`) whose comis process died: now `interrupted`, never stuck `running`. */
+  interruptedPlans?: string[];
   orphaned: { runId: string; reason: OrphanReason }[];
   reclaimed: string[];
 }
@@ -158,6 +160,8 @@ export interface SweepReport {
  */
 export function sweepDurableRuns(db: Database, home: string, now = Date.now()): SweepReport {
   const report: SweepReport = { interrupted: [], orphaned: [], reclaimed: [] };
+  const plans = sweepPlanRuns(db, now);
+  if (plans.length > 0) report.interruptedPlans = plans;
   if (!hasTable(db)) return report;
   const rows = db.prepare("SELECT * FROM resumable_runs WHERE status IN ('running', 'resumable') OR (status IN ('completed', 'orphaned', 'resumed') AND expires_at < ?)").all(now) as RawRow[];
   const file = (ref: string | null): boolean => ref !== null && existsSync(join(home, ref));
@@ -190,6 +194,16 @@ export function sweepDurableRuns(db: Database, home: string, now = Date.now()): 
     }
   }
   return report;
+}
+
+/** A plan run left `running` by a comis process that is gone becomes `interrupted` (its children's runs were never recorded). */
+function sweepPlanRuns(db: Database, now: number): string[] {
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plan_runs'").get() === undefined) return [];
+  const running = db.prepare("SELECT plan_run_id, pid FROM plan_runs WHERE status = 'running'").all() as { plan_run_id: string; pid: number | null }[];
+  const gone = running.filter((p) => p.pid !== null && processStart(p.pid) === undefined).map((p) => p.plan_run_id);
+  const mark = db.prepare("UPDATE plan_runs SET status = 'interrupted', ended_at = ? WHERE plan_run_id = ? AND status = 'running'");
+  for (const id of gone) mark.run(now, id);
+  return gone;
 }
 
 function reclaimRunDir(home: string, runId: string): void {
