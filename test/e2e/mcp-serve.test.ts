@@ -29,13 +29,13 @@ describe('comis mcp serve (a real MCP client over stdio)', () => {
       expect(tools.map((t) => t.name)).toEqual(['orchestrate', 'describe_tools']);
       const orch = tools[0]!;
       expect(orch.inputSchema).toMatchObject({ type: 'object', required: ['script', 'language'], properties: { language: { enum: ['ts', 'js', 'py'] }, timeoutMs: { type: 'integer', minimum: 0, maximum: 600000 } } });
-      expect(orch.description).toMatch(/Tools this agent's scripts can call: read, grep, ref_sql, ref_jsonpath, memory_search, memory_get, web_search, web_fetch, message_send, message_reply, message_react\./);
+      expect(orch.description).toMatch(/Tools this agent's scripts can call: read, grep, ref_sql, ref_jsonpath, memory_search, memory_get, web_search, web_fetch, checkpoint, resume, message_send, message_reply, message_react\./);
       const described = await s.client.callTool({ name: 'describe_tools', arguments: {} });
       expect(described.isError).toBeFalsy();
       const d = described.structuredContent as { agent: string; tools: { name: string; capability: string; params: { properties: Record<string, unknown> } }[]; unavailable: { name: string; why: string }[] };
       expect(JSON.parse(text(described))).toEqual(d);
       expect(d.agent).toBe('default');
-      expect(d.tools.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'message_send', 'message_reply', 'message_react']);
+      expect(d.tools.map((t) => t.name)).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'checkpoint', 'resume', 'message_send', 'message_reply', 'message_react']);
       expect(d.tools[0]).toMatchObject({ capability: 'orch:read' });
       expect(Object.keys(d.tools[0]!.params.properties)).toEqual(['path', 'offset', 'limit']);
       // write is in the table but off for this agent: listed as unavailable, with the key that turns it on.
@@ -285,7 +285,7 @@ describe('comis mcp serve: load path', () => {
     expect(help.stdout).toMatch(/describe_tools\(\)/);
     expect(help.stdout).toContain('claude mcp add comis -- comis mcp serve --agent default');
     expect(help.stdout.replace(/\s+/g, ' ')).toContain('"args": ["mcp", "serve", "--agent", "default"]');
-    expect(h.run(['--help']).stdout).toMatch(/mcp\s+Connect MCP servers to jailed scripts, or serve comis itself over MCP\./);
+    expect(h.run(['--help']).stdout).toMatch(/mcp\s+Connect MCP servers to jailed scripts, or serve comis itself over\s+MCP\./);
   });
 
   it('loads the MCP SDK when it serves (the positive control of the --help/--version trace in cli.test.ts)', () => {

@@ -95,7 +95,7 @@ describe('tool policy (skills.toolPolicy)', () => {
     // Control: the default agent's SDK lists every tool.
     const full = makeHome();
     const all = full.run(['orchestrate', full.script('l.mjs', `import { comis_tools } from './comis_tools.js';\nconsole.log(comis_tools.describe().map((t) => t.name).join(','));`)]);
-    expect(all.stdout).toBe('read,grep,ref_sql,ref_jsonpath,memory_search,memory_get,web_search,web_fetch,write,message_send,message_reply,message_react\n');
+    expect(all.stdout).toBe('read,grep,ref_sql,ref_jsonpath,memory_search,memory_get,web_search,web_fetch,checkpoint,resume,write,message_send,message_reply,message_react\n');
   });
 });
 
@@ -115,7 +115,7 @@ describe('autonomy.role: coordinator', () => {
     expect(run.stdout).toMatch(/^REACHED\nDENIED policy_denied write is denied by the tool policy of agent "lead" \(role_coordinator: /);
     expect(run.toolCalls).toEqual([{ tool: 'write', capability: 'none', decision: 'deny', count: 1 }]);
     const sdk = h.run(['orchestrate', h.script('l.mjs', `import { comis_tools } from './comis_tools.js';\nconsole.log(comis_tools.describe().map((t) => t.name).join(','));`), '--agent', 'lead']);
-    expect(sdk.stdout).toBe('read,grep,ref_sql,ref_jsonpath,memory_search,memory_get,web_search,web_fetch\n');
+    expect(sdk.stdout).toBe('read,grep,ref_sql,ref_jsonpath,memory_search,memory_get,web_search,web_fetch,checkpoint,resume\n');
     // Positive control: the same agent as a worker writes.
     const w = makeHome(WORKER);
     expect(w.run(['orchestrate', w.script('w.mjs', WRITE), '--agent', 'lead']).stdout).toBe('results/writes/x.md\n');

@@ -80,8 +80,8 @@ describe('agent surface: policy and role narrow tools, never capabilities', () =
 
   it('a coordinator drops write (even with autonomy.write: true) and keeps the read-only tools; allow cannot re-add it', () => {
     const s = agentSurface(agent({ autonomy: { role: 'coordinator', write: true }, toolPolicy: { allow: ['write'] } }));
-    // Read-only drill-in: orch:read and orch:web tools stay (a coordinator may read and look things up).
-    expect(s.tools).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch']);
+    // Read-only drill-in: orch:read and orch:web tools stay (a coordinator may read, look things up, and checkpoint its own progress).
+    expect(s.tools).toEqual(['read', 'grep', 'ref_sql', 'ref_jsonpath', 'memory_search', 'memory_get', 'web_search', 'web_fetch', 'checkpoint', 'resume']);
     expect(s.dropped.get('write')).toEqual({ why: 'role_coordinator' });
     expect(s.write).toBe(false);
     expect(describeDrop('ops', 'write', s.dropped.get('write')!)).toMatch(/agents\.ops\.autonomy\.role is coordinator/);
