@@ -85,7 +85,8 @@ describe('SIGKILL of comis during a durable run', () => {
 
   it('before any checkpoint: the next command makes it an orphan (interrupted) and reclaims its area and run dir', async () => {
     const h = makeHome(DURABLE_CONFIG);
-    const script = h.script('steps.mjs', STEPS);
+    // Stalls before its first call, so the kill lands before any checkpoint whatever the load.
+    const script = h.script('stall.mjs', `import { comis_tools } from './comis_tools.js';\nawait new Promise((r) => setTimeout(r, 120000));\nawait comis_tools.checkpoint({ i: 1 });\n`);
     const run = await startDurable(h, script, ['--timeout-ms', '60000']);
     await until('the running row', () => (existsSync(join(h.home, 'comis.db')) && durableRow(h.home, run.runId)?.status === 'running' ? true : undefined));
     expect(existsSync(join(h.home, 'durable', run.runId, 'checkpoint.json'))).toBe(false);

@@ -23,6 +23,8 @@ export type DurableStatus = 'running' | 'resumable' | 'orphaned' | 'resumed' | '
 export type DurableKind = 'orchestrate' | 'plan';
 /** How long a durable run's area (pinned script, checkpoint, recording) is kept. */
 export const DURABLE_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long a settled row (an orphan, once its artifacts are gone) stays for explain and fleet. */
+const ROW_RETENTION_MS = 30 * DURABLE_TTL_MS;
 
 export interface DurableRow {
   runId: string;
@@ -167,7 +169,7 @@ export function sweepDurableRuns(db: Database, home: string, now = Date.now()): 
   const file = (ref: string | null): boolean => ref !== null && existsSync(join(home, ref));
   const orphan = (r: RawRow, reason: OrphanReason): void => {
     // Its artifacts go now: nothing is left for a later sweep to reclaim.
-    db.prepare("UPDATE resumable_runs SET status = 'orphaned', reason = ?, updated_at = ?, expires_at = ?, owner_pid = NULL, owner_start = NULL WHERE run_id = ?").run(reason, now, Number.MAX_SAFE_INTEGER, r.run_id);
+    db.prepare("UPDATE resumable_runs SET status = 'orphaned', reason = ?, updated_at = ?, expires_at = ?, owner_pid = NULL, owner_start = NULL WHERE run_id = ?").run(reason, now, now + ROW_RETENTION_MS, r.run_id);
     reclaimArtifacts(home, r.run_id);
     report.orphaned.push({ runId: r.run_id, reason });
   };
@@ -189,7 +191,7 @@ export function sweepDurableRuns(db: Database, home: string, now = Date.now()): 
       // Past its TTL: a completed run's replay recording (or anything left of an orphan) goes.
       reclaimArtifacts(home, r.run_id);
       if (r.status === 'completed') db.prepare("UPDATE resumable_runs SET status = 'reclaimed', updated_at = ? WHERE run_id = ?").run(now, r.run_id);
-      else db.prepare('UPDATE resumable_runs SET expires_at = ? WHERE run_id = ?').run(Number.MAX_SAFE_INTEGER, r.run_id);
+      else db.prepare('UPDATE resumable_runs SET expires_at = ? WHERE run_id = ?').run(now + ROW_RETENTION_MS, r.run_id);
       report.reclaimed.push(r.run_id);
     }
   }
