@@ -180,3 +180,64 @@ describe('host patterns', () => {
     expect(hostMatches('*.example.org', 'badexample.org')).toBe(false);
   });
 });
+
+describe('what the guard reports (mutation testing found these unpinned)', () => {
+  it('classifyAddress names the family and the address as checked', () => {
+    expect(classifyAddress('8.8.8.8')).toEqual({ allowed: true, address: '8.8.8.8', family: 4 });
+    expect(classifyAddress('2606:4700:0:0:0:0:0:1111')).toEqual({ allowed: true, address: '2606:4700::1111', family: 6 });
+    expect(classifyAddress('127.0.0.1')).toEqual({ allowed: false, address: '127.0.0.1', family: 4, range: 'loopback' });
+    expect(classifyAddress('::1')).toEqual({ allowed: false, address: '0:0:0:0:0:0:0:1', family: 6, range: 'loopback' });
+    expect(classifyAddress('[::1]')).toMatchObject({ allowed: false, family: 6, range: 'loopback' });
+    expect(classifyAddress('fe80::1%eth0')).toEqual({ allowed: false, address: 'fe80:0:0:0:0:0:0:1', family: 6, range: 'linkLocal' });
+    expect(classifyAddress('nope')).toEqual({ allowed: false, address: 'nope', family: 0, range: 'unparseable' });
+  });
+
+  it('allowPrivate entries are refused with a message saying what is wrong', () => {
+    const msg = (text: string): string => {
+      try {
+        parsePrivateAllowRule(text);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(msg('127.0.0.1:x')).toBe('the port must be a number');
+    expect(msg('127.0.0.1:')).toBe('the port must be a number');
+    expect(msg('127.0.0.1:080')).toBe('the port must be a number');
+    expect(msg('[::1]')).toBe('write a bracketed IPv6 entry as [address]:port');
+    expect(msg('[::1:80')).toBe('write a bracketed IPv6 entry as [address]:port');
+    expect(msg('127.0.0.1:0')).toBe('the port must be 1-65535');
+    expect(msg('127.0.0.1:65536')).toBe('the port must be 1-65535');
+    expect(msg('127.0.0.1:65535')).toBe('accepted');
+    expect(msg('127.0.0.1:1')).toBe('accepted');
+    expect(msg('10.0.0.0/8:80')).toBe('a CIDR range takes no port');
+    expect(msg('10.0.0.0/33')).toBe('not an IP address, CIDR range or IP:port');
+    expect(msg('10.0.0.0/32')).toBe('accepted');
+    expect(msg('::/128')).toBe('accepted');
+    expect(msg('::/129')).toBe('not an IP address, CIDR range or IP:port');
+    expect(msg('10.0.0.0/-1')).toBe('not an IP address, CIDR range or IP:port');
+    expect(msg('localhost')).toBe('not an IP address, CIDR range or IP:port (host names are not accepted: DNS decides where a name points)');
+    expect(parsePrivateAllowRule('[::1]:9000')).toMatchObject({ port: 9000, text: '[::1]:9000' });
+    expect('port' in parsePrivateAllowRule('10.0.0.1')).toBe(false);
+    expect(parsePrivateAllowRule('10.0.0.0/8').range[1]).toBe(8);
+    expect(parsePrivateAllowRule('10.0.0.1').range[1]).toBe(32);
+    expect(parsePrivateAllowRule('fd00::1').range[1]).toBe(128);
+  });
+
+  it('parseTarget: default ports, the refused scheme named, brackets off a host', () => {
+    expect(parseTarget('http://example.com/')).toMatchObject({ hostname: 'example.com', port: 80 });
+    expect(parseTarget('https://example.com/')).toMatchObject({ hostname: 'example.com', port: 443 });
+    expect(parseTarget('http://example.com:443/')).toMatchObject({ port: 443 });
+    expect(parseTarget('ftp://example.com/')).toEqual({ refused: true, code: 'scheme_refused', message: 'the ftp: scheme is refused (only http and https)' });
+    expect(parseTarget('not a url')).toEqual({ refused: true, code: 'bad_url', message: 'not a valid absolute URL' });
+    expect(parseTarget('/next', new URL('http://example.com/a'))).toMatchObject({ hostname: 'example.com' });
+    expect(parseTarget('http://[::1]:8080/')).toMatchObject({ hostname: '::1', literal: '::1', port: 8080 });
+  });
+
+  it('host patterns: a suffix pattern needs a label before the suffix', () => {
+    expect(hostMatches('*.example.org', '.example.org')).toBe(false);
+    expect(hostMatches('*.example.org', 'a.example.org')).toBe(true);
+    expect(hostMatches('EXAMPLE.org.', 'example.ORG')).toBe(true);
+    expect(hostMatches('[::1]', '::1')).toBe(true);
+  });
+});
