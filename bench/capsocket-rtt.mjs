@@ -38,7 +38,11 @@ async function echoBaseline() {
       pending();
     }
   });
-  const rt = () => new Promise((r) => { pending = r; sock.write('{"id":1,"method":"echo"}\n'); });
+  const rt = () =>
+    new Promise((r) => {
+      pending = r;
+      sock.write('{"id":1,"method":"echo"}\n');
+    });
   const lat = [];
   const s0 = process.hrtime.bigint();
   for (let i = 0; i < calls; i++) {
@@ -56,7 +60,10 @@ async function echoBaseline() {
     let sent = 0;
     pending = () => {
       done++;
-      if (sent < total) { sent++; sock.write('{"id":1}\n'); }
+      if (sent < total) {
+        sent++;
+        sock.write('{"id":1}\n');
+      }
       if (done === total) resolve();
     };
     for (; sent < 64; sent++) sock.write('{"id":1}\n');
@@ -73,7 +80,9 @@ function jailed() {
   mkdirSync(ws, { recursive: true });
   writeFileSync(join(ws, 'small.txt'), 'hello\n');
   const script = join(home, 'rtt.mjs');
-  writeFileSync(script, `import { comis_tools } from './comis_tools.js';
+  writeFileSync(
+    script,
+    `import { comis_tools } from './comis_tools.js';
 const N = ${calls};
 await comis_tools.read({ path: 'small.txt' });
 const lat = [];
@@ -92,7 +101,8 @@ async function worker() { while (next < total) { next++; await comis_tools.read(
 await Promise.all(Array.from({ length: 32 }, worker));
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
 console.log(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], perSec: total / secs, seqPerSec }));
-`);
+`,
+  );
   const r = spawnSync(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--timeout-ms', '600000'], {
     env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home },
     encoding: 'utf8',
@@ -104,7 +114,13 @@ console.log(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(
 const echo = await echoBaseline();
 const jail = jailed();
 process.stdout.write(`capability socket round trip, ${calls} sequential calls (µs), node ${process.version}\n`);
-process.stdout.write(`bare unix-socket echo      p50 ${echo.p50.toFixed(0).padStart(6)}  p99 ${echo.p99.toFixed(0).padStart(6)}  ${Math.round(echo.perSec).toLocaleString('en')} calls/s (64 in flight), ${Math.round(echo.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`);
-process.stdout.write(`comis read, from the jail  p50 ${jail.p50.toFixed(0).padStart(6)}  p99 ${jail.p99.toFixed(0).padStart(6)}  ${Math.round(jail.perSec).toLocaleString('en')} calls/s (32 in flight), ${Math.round(jail.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`);
-process.stdout.write(`ratio p50 ${(jail.p50 / echo.p50).toFixed(2)}x (target <= 2x) -> ${jail.p50 / echo.p50 <= 2 ? 'MET' : 'MISSED'}; p99 ${(jail.p99 / echo.p99).toFixed(2)}x (target <= 3x) -> ${jail.p99 / echo.p99 <= 3 ? 'MET' : 'MISSED'}\n`);
+process.stdout.write(
+  `bare unix-socket echo      p50 ${echo.p50.toFixed(0).padStart(6)}  p99 ${echo.p99.toFixed(0).padStart(6)}  ${Math.round(echo.perSec).toLocaleString('en')} calls/s (64 in flight), ${Math.round(echo.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`,
+);
+process.stdout.write(
+  `comis read, from the jail  p50 ${jail.p50.toFixed(0).padStart(6)}  p99 ${jail.p99.toFixed(0).padStart(6)}  ${Math.round(jail.perSec).toLocaleString('en')} calls/s (32 in flight), ${Math.round(jail.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`,
+);
+process.stdout.write(
+  `ratio p50 ${(jail.p50 / echo.p50).toFixed(2)}x (target <= 2x) -> ${jail.p50 / echo.p50 <= 2 ? 'MET' : 'MISSED'}; p99 ${(jail.p99 / echo.p99).toFixed(2)}x (target <= 3x) -> ${jail.p99 / echo.p99 <= 3 ? 'MET' : 'MISSED'}\n`,
+);
 rmSync(home, { recursive: true, force: true });

@@ -72,7 +72,12 @@ if (process.argv[2] === 'one') {
   const { execFileSync } = await import('node:child_process');
   const run = (kind, count, concurrency) => {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), 'one', kind, String(count), String(concurrency)], { encoding: 'utf8', maxBuffer: 1 << 24 });
-    const row = JSON.parse(out.split('\n').find((l) => l.startsWith('RESULT ')).slice(7));
+    const row = JSON.parse(
+      out
+        .split('\n')
+        .find((l) => l.startsWith('RESULT '))
+        .slice(7),
+    );
     process.stdout.write(`${JSON.stringify(row)}\n`);
   };
   for (const c of levels) run('trivial', n, c);

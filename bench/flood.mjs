@@ -101,6 +101,10 @@ for (let i = 0; i < runs; i++) starve.push(await once(STARVE, 2000, (ws) => writ
 process.stdout.write(`comis at ${repo}, median of ${runs} runs, node ${process.version}\n`);
 process.stdout.write(`idle script (baseline, --timeout-ms 6000): comis RSS peak ${median(idle.map((r) => r.peakRss)).toFixed(0)} MB\n`);
 process.stdout.write(`flood (10,000 requests, replies never read, --timeout-ms 6000):\n`);
-process.stdout.write(`  comis RSS at start ${median(flood.map((r) => r.firstRss)).toFixed(0)} MB, peak ${median(flood.map((r) => r.peakRss)).toFixed(0)} MB; run ended after ${(median(flood.map((r) => r.wallMs)) / 1000).toFixed(1)} s (${flood.map((r) => r.failureClass).join(', ')})\n`);
+process.stdout.write(
+  `  comis RSS at start ${median(flood.map((r) => r.firstRss)).toFixed(0)} MB, peak ${median(flood.map((r) => r.peakRss)).toFixed(0)} MB; run ended after ${(median(flood.map((r) => r.wallMs)) / 1000).toFixed(1)} s (${flood.map((r) => r.failureClass).join(', ')})\n`,
+);
 process.stdout.write(`starve (120 pipelined read limit:1 of an 8 MiB file, --timeout-ms 2000):\n`);
-process.stdout.write(`  run ended after ${(median(starve.map((r) => r.durationMs)) / 1000).toFixed(1)} s (durationMs), process after ${(median(starve.map((r) => r.wallMs)) / 1000).toFixed(1)} s; failure class ${starve.map((r) => r.failureClass).join(', ')}; comis RSS peak ${median(starve.map((r) => r.peakRss)).toFixed(0)} MB\n`);
+process.stdout.write(
+  `  run ended after ${(median(starve.map((r) => r.durationMs)) / 1000).toFixed(1)} s (durationMs), process after ${(median(starve.map((r) => r.wallMs)) / 1000).toFixed(1)} s; failure class ${starve.map((r) => r.failureClass).join(', ')}; comis RSS peak ${median(starve.map((r) => r.peakRss)).toFixed(0)} MB\n`,
+);

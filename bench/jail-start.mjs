@@ -35,7 +35,10 @@ chmodSync(base, 0o711);
 chmodSync(open, 0o711);
 chmodSync(locked, 0o700);
 const workspaces = {};
-for (const [name, dir] of [['open', join(open, 'ws')], ['staged', join(locked, 'ws')]]) {
+for (const [name, dir] of [
+  ['open', join(open, 'ws')],
+  ['staged', join(locked, 'ws')],
+]) {
   const hostUid = process.getuid() === 0 ? jail.deriveJailUid(dir) : process.getuid();
   jail.prepareWritableDir(dir, hostUid);
   workspaces[name] = { dir, hostUid };
@@ -66,8 +69,27 @@ async function jailed(ws) {
 
 const bareBwrap = () =>
   child(provider.binary, [
-    '--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
-    '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', node.jailPath, '-e', '0',
+    '--unshare-all',
+    '--die-with-parent',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    node.jailPath,
+    '-e',
+    '0',
   ]);
 const plain = () => child(node.hostPath, ['-e', '0']);
 

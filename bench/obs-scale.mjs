@@ -143,10 +143,7 @@ function time(args) {
 }
 
 const built = build();
-process.stdout.write(
-  `store: ${built.sessions} sessions, ${built.runs} runs, ${built.events} audit events, ` +
-    `${(built.bytes / 1024 / 1024).toFixed(1)} MiB, built in ${(built.ms / 1000).toFixed(1)} s\n`,
-);
+process.stdout.write(`store: ${built.sessions} sessions, ${built.runs} runs, ${built.events} audit events, ` + `${(built.bytes / 1024 / 1024).toFixed(1)} MiB, built in ${(built.ms / 1000).toFixed(1)} s\n`);
 
 const middle = `s-bench-${hex(Math.floor(sessions / 2), 6)}`;
 const cases = [
@@ -188,9 +185,7 @@ for (const [name, args, raw] of cases) {
   const ratioGated = args && (args[0] === 'fleet' || (args[0] === 'explain' && args[1] === '--last'));
   const verdict = gated ? (r.median <= TARGET_MS && (!ratioGated || ratio <= 3) ? 'MET' : 'MISSED') : '';
   if (gated && verdict === 'MISSED') missed++;
-  process.stdout.write(
-    `${name.padEnd(40)} median ${r.median.toFixed(1).padStart(7)}  min ${r.min.toFixed(1).padStart(7)}  max ${r.max.toFixed(1).padStart(7)}  ${ratio.toFixed(2).padStart(5)}x node  ${verdict}\n`,
-  );
+  process.stdout.write(`${name.padEnd(40)} median ${r.median.toFixed(1).padStart(7)}  min ${r.min.toFixed(1).padStart(7)}  max ${r.max.toFixed(1).padStart(7)}  ${ratio.toFixed(2).padStart(5)}x node  ${verdict}\n`);
 }
 process.stdout.write(`target: explain and fleet each under ${TARGET_MS} ms wall (fleet and explain --last also <= 3x node -e 0) -> ${missed === 0 ? 'MET' : `MISSED (${missed})`}\n`);
 if (process.env.BENCH_KEEP === '1') process.stdout.write(`store kept at ${home}\n`);

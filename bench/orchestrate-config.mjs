@@ -22,7 +22,7 @@ const home = mkdtempSync(join(tmpdir(), 'comis-bench-'));
 const refdata = mkdtempSync(join(tmpdir(), 'comis-bench-ref-'));
 const hello = join(home, 'hello.js');
 writeFileSync(hello, "console.log('hello');\n");
-mkdirSync(join(home, "workspaces", "main"), { recursive: true });
+mkdirSync(join(home, 'workspaces', 'main'), { recursive: true });
 /** A config a real user might keep: four agents, limits, tool policies, an extra read-only path. */
 const REALISTIC_CONFIG = `$schema: ./config.schema.json
 defaultAgent: main
@@ -80,7 +80,34 @@ function once(cmd, args, opts = {}) {
 }
 const median = (s) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)];
 
-const bareBwrap = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', hello, '/hello.js', process.execPath, '/hello.js'];
+const bareBwrap = [
+  '--unshare-all',
+  '--die-with-parent',
+  '--new-session',
+  '--ro-bind',
+  '/usr',
+  '/usr',
+  '--symlink',
+  'usr/lib',
+  '/lib',
+  '--symlink',
+  'usr/lib64',
+  '/lib64',
+  '--symlink',
+  'usr/bin',
+  '/bin',
+  '--proc',
+  '/proc',
+  '--dev',
+  '/dev',
+  '--tmpfs',
+  '/tmp',
+  '--ro-bind',
+  hello,
+  '/hello.js',
+  process.execPath,
+  '/hello.js',
+];
 const haveSrt = existsSync(srt);
 const subjects = [
   ['bare bwrap + node', () => once('bwrap', bareBwrap)],

@@ -30,7 +30,34 @@ function time(cmd, args) {
   return samples[Math.floor(samples.length / 2)];
 }
 
-const bareBwrap = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', hello, '/hello.js', process.execPath, '/hello.js'];
+const bareBwrap = [
+  '--unshare-all',
+  '--die-with-parent',
+  '--new-session',
+  '--ro-bind',
+  '/usr',
+  '/usr',
+  '--symlink',
+  'usr/lib',
+  '/lib',
+  '--symlink',
+  'usr/lib64',
+  '/lib64',
+  '--symlink',
+  'usr/bin',
+  '/bin',
+  '--proc',
+  '/proc',
+  '--dev',
+  '/dev',
+  '--tmpfs',
+  '/tmp',
+  '--ro-bind',
+  hello,
+  '/hello.js',
+  process.execPath,
+  '/hello.js',
+];
 const node = time(process.execPath, [hello]);
 const bwrap = time('bwrap', bareBwrap);
 const comis = time(process.execPath, [bin, 'orchestrate', hello]);

@@ -33,7 +33,20 @@ async function sendsPerSecond(channel, durable) {
   for (let i = 0; i < N; i++) {
     const delivery = { action: 'send', operationId: `op-${i}`, agentId: 'bench', runId: 'r-bench', channelId: 'bench', createdAt: Date.now(), text: `message ${i}` };
     if (durable) {
-      const intent = outbox.writeIntent(store.db, { agentId: 'bench', operationId: delivery.operationId, runId: 'r-bench', action: 'send', channel: target.name, channelId: 'bench', target: JSON.stringify(target), payload: JSON.stringify({ text: delivery.text, createdAt: delivery.createdAt }) }, { maxPerHour: 1e9, ownBusy: false });
+      const intent = outbox.writeIntent(
+        store.db,
+        {
+          agentId: 'bench',
+          operationId: delivery.operationId,
+          runId: 'r-bench',
+          action: 'send',
+          channel: target.name,
+          channelId: 'bench',
+          target: JSON.stringify(target),
+          payload: JSON.stringify({ text: delivery.text, createdAt: delivery.createdAt }),
+        },
+        { maxPerHour: 1e9, ownBusy: false },
+      );
       if (intent.kind !== 'claimed') throw new Error(intent.kind);
       const out = await deliver(target, delivery, { onAttempt: () => outbox.markAttempt(store.db, 'bench', delivery.operationId) });
       outbox.markDelivered(store.db, 'bench', delivery.operationId, out.messageId);

@@ -83,8 +83,10 @@ const [load1] = (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').
 const added = median(repairedWall) - median(plainWall);
 process.stdout.write(`one-shot repair, median of ${runs} runs (ms), node ${process.version}, load average ${load1}\n`);
 process.stdout.write(`repair round in-process (model round trip + pre-flight + re-run): median ${median(round).toFixed(1)}  min ${Math.min(...round).toFixed(1)}  max ${Math.max(...round).toFixed(1)}\n`);
-process.stdout.write(`  of which: classify + prompt + model round trip ${median(parts.model).toFixed(1)}, pre-flight of the repaired script ${median(parts.preflight).toFixed(1)}, re-run in the same jail ${median(parts.rerun).toFixed(1)}\n`);
-process.stdout.write(`fake model handling time (think time excluded): ${(modelMs / ((runs + 2))).toFixed(2)} ms per request\n`);
+process.stdout.write(
+  `  of which: classify + prompt + model round trip ${median(parts.model).toFixed(1)}, pre-flight of the repaired script ${median(parts.preflight).toFixed(1)}, re-run in the same jail ${median(parts.rerun).toFixed(1)}\n`,
+);
+process.stdout.write(`fake model handling time (think time excluded): ${(modelMs / (runs + 2)).toFixed(2)} ms per request\n`);
 process.stdout.write(`end to end: repaired ${median(repairedWall).toFixed(1)}  --no-repair ${median(plainWall).toFixed(1)}  added ${added.toFixed(1)}  ratio ${(median(repairedWall) / median(plainWall)).toFixed(2)}x\n`);
 server.close();
 rmSync(home, { recursive: true, force: true });

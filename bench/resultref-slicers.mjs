@@ -38,7 +38,9 @@ const SQL = "SELECT id, price FROM read_json_auto('REF') WHERE price > 990 ORDER
 const JQ = 'select(.price > 999.5) | .id';
 const GREP = '"price":999\\.9[0-9]';
 const script = join(home, 'bench.mjs');
-writeFileSync(script, `import { comis_tools } from './comis_tools.js';
+writeFileSync(
+  script,
+  `import { comis_tools } from './comis_tools.js';
 const ref = await comis_tools.read({ path: 'data.jsonl' });
 const t = async (f) => { const s = process.hrtime.bigint(); await f(); return Number(process.hrtime.bigint() - s) / 1e6; };
 const med = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
@@ -49,7 +51,8 @@ for (let i = 0; i < ${runs}; i++) {
   out.grep.push(await t(() => ref.grep(${JSON.stringify(GREP)})));
 }
 console.log(JSON.stringify({ bytes: ref.bytes, sql: med(out.sql), jq: med(out.jq), grep: med(out.grep) }));
-`);
+`,
+);
 const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home, COMIS_TIMING: '1' };
 const r = spawnSync(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--timeout-ms', '600000'], { env, encoding: 'utf8' });
 if (r.status !== 0) throw new Error(`orchestrate failed: ${r.stdout}\n${r.stderr}`);

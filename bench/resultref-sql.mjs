@@ -121,9 +121,7 @@ try {
   // run: createSliceQueryRunner starts the next (hardened, query-less) child as soon as a
   // query ends, so a script's next .sql() does not wait for node and DuckDB to start; the
   // pause after each of its queries stands for the script's own work in between.
-  const modes = [
-    { label: 'DuckDB direct, in-process', run: direct },
-  ];
+  const modes = [{ label: 'DuckDB direct, in-process', run: direct }];
   const runners = [];
   const addMode = (label, extra, kind) => {
     if (kind === 'one-shot') {
@@ -183,7 +181,10 @@ try {
     mkdirSync(ws, { recursive: true });
     copyFileSync(dataFile, join(ws, 'data.jsonl'));
     const mb = Math.ceil(bytes / 1048576) + 16;
-    writeFileSync(join(home, 'config.yaml'), `agents:\n  default:\n    autonomy:\n      profile: standard\n      limits:\n        timeoutMs: 300000\n        resultFileMb: ${mb}\n        resultRunMb: ${mb * 2}\n        workspaceMb: ${mb * 4}\n`);
+    writeFileSync(
+      join(home, 'config.yaml'),
+      `agents:\n  default:\n    autonomy:\n      profile: standard\n      limits:\n        timeoutMs: 300000\n        resultFileMb: ${mb}\n        resultRunMb: ${mb * 2}\n        workspaceMb: ${mb * 4}\n`,
+    );
     const script = join(home, 'one-sql.mjs');
     writeFileSync(
       script,
@@ -238,7 +239,11 @@ try {
   process.stdout.write(`ResultRef .sql() over ${(bytes / 1e6).toFixed(1)} MB JSONL (${rows} rows), median of ${runs} interleaved runs (ms), node ${process.version}, DuckDB ${duck.version}\n`);
   process.stdout.write(`query: ${query}\n`);
   process.stdout.write(`run one-shot = a fresh slicer per run, warmed at run start, ${startupMs} ms of script start-up (BENCH_STARTUP_MS), one query; run = one slicer, ${gapMs} ms of script work after each query (BENCH_GAP_MS)\n`);
-  process.stdout.write(`load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${availableParallelism()} CPUs (a shared machine: the paired ratio is the figure to read)\n`);
+  process.stdout.write(
+    `load average at the end: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} on ${availableParallelism()} CPUs (a shared machine: the paired ratio is the figure to read)\n`,
+  );
   const paired = (k) => median(samples[k].map((ms, i) => ms / samples[0][i]));
   for (const [k, mode] of modes.entries()) {
     const m = median(samples[k]);

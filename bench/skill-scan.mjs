@@ -53,7 +53,9 @@ if (!existsSync(join(corpus, 'manifest.tsv'))) {
 
 // 1. Throughput over the benign corpus.
 const benignDir = join(corpus, 'benign');
-const benign = readdirSync(benignDir).sort().map((f) => readFileSync(join(benignDir, f), 'utf8'));
+const benign = readdirSync(benignDir)
+  .sort()
+  .map((f) => readFileSync(join(benignDir, f), 'utf8'));
 const concatenated = benign.join('\n\n');
 const bytes = Buffer.byteLength(concatenated);
 scanSkillContent(concatenated); // warm-up (JIT, regex compilation)
@@ -80,7 +82,9 @@ if (process.env.BENCH_BEFORE) {
   before.scanSkillContent(concatenated);
   const beforeMs = time(() => before.scanSkillContent(concatenated), 5);
   const nowMs = time(() => scanSkillContent(concatenated), 5);
-  out(`   before (${process.env.BENCH_BEFORE}): ${beforeMs.toFixed(0)} ms ${(bytes / 1e6 / (beforeMs / 1000)).toFixed(2)} MB/s; now ${nowMs.toFixed(0)} ms ${(bytes / 1e6 / (nowMs / 1000)).toFixed(2)} MB/s; speed-up ${(beforeMs / nowMs).toFixed(2)}x (same run)`);
+  out(
+    `   before (${process.env.BENCH_BEFORE}): ${beforeMs.toFixed(0)} ms ${(bytes / 1e6 / (beforeMs / 1000)).toFixed(2)} MB/s; now ${nowMs.toFixed(0)} ms ${(bytes / 1e6 / (nowMs / 1000)).toFixed(2)} MB/s; speed-up ${(beforeMs / nowMs).toFixed(2)}x (same run)`,
+  );
 }
 
 // 2. Worst cases: 1 MB of each rule's worst case (the ReDoS test inputs), plus the classic ones.
@@ -95,7 +99,13 @@ const cases = [
 ];
 const worst = cases.map(([id, unit]) => {
   const text = fill(unit);
-  return { id, ms: Math.max(time(() => scanSkillContent(text)), time(() => scanSkillContent(text, { kind: 'script', path: 'run.sh' }))) };
+  return {
+    id,
+    ms: Math.max(
+      time(() => scanSkillContent(text)),
+      time(() => scanSkillContent(text, { kind: 'script', path: 'run.sh' })),
+    ),
+  };
 });
 worst.sort((a, b) => b.ms - a.ms);
 out();
@@ -105,7 +115,11 @@ out(`   ... slowest ${worst[0].ms.toFixed(0)} ms, median ${median(worst.map((w) 
 
 // 3. The CLI on the whole corpus, rebuilt as directory trees from the manifest.
 const tree = mkdtempSync(join(tmpdir(), 'comis-bench-corpus-'));
-const rows = readFileSync(join(corpus, 'manifest.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
+const rows = readFileSync(join(corpus, 'manifest.tsv'), 'utf8')
+  .trim()
+  .split('\n')
+  .slice(1)
+  .map((l) => l.split('\t'));
 for (const [file, , , repo, , sourcePath] of rows) {
   const target = join(tree, repo, sourcePath);
   mkdirSync(dirname(target), { recursive: true });
@@ -137,7 +151,11 @@ spawnSync(process.execPath, [bin, 'skill', 'scan', '.', '--format', 'sarif'], {
   cwd: tree,
   stdio: 'ignore',
 });
-const heavy = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter((m) => /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/pino\//.test(m)) : ['(trace missing)'];
+const heavy = existsSync(traceFile)
+  ? readFileSync(traceFile, 'utf8')
+      .split('\n')
+      .filter((m) => /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/pino\//.test(m))
+  : ['(trace missing)'];
 out();
 out(`3. CLI on the whole corpus (${report.summary.files} files), median of ${runs} runs:`);
 out(`   node -e 0                              ${nodeMs.toFixed(0).padStart(6)} ms`);

@@ -37,5 +37,7 @@ for (const name of names) {
     continue;
   }
   const { score: s, counts } = score(JSON.parse(readFileSync(file, 'utf8')));
-  process.stdout.write(`${name.padEnd(15)} ${s.toFixed(1).padStart(5)}%  ${String(counts.Killed ?? 0).padStart(6)} ${String(counts.Timeout ?? 0).padStart(7)} ${String(counts.Survived ?? 0).padStart(8)} ${String(counts.NoCoverage ?? 0).padStart(5)}\n`);
+  process.stdout.write(
+    `${name.padEnd(15)} ${s.toFixed(1).padStart(5)}%  ${String(counts.Killed ?? 0).padStart(6)} ${String(counts.Timeout ?? 0).padStart(7)} ${String(counts.Survived ?? 0).padStart(8)} ${String(counts.NoCoverage ?? 0).padStart(5)}\n`,
+  );
 }

@@ -96,12 +96,14 @@ function flagSpellings(command: typeof BaseCommand): string[] {
 
 function toComisError(err: Error & { oclif?: { exit?: number } }, commandId: string, flags: readonly string[]): ComisError {
   if (err instanceof ComisError) return err;
-  const isParseError =
-    err instanceof Errors.CLIError && (err.oclif?.exit === 2 || /flag|argument|Expected/i.test(err.message));
+  const isParseError = err instanceof Errors.CLIError && (err.oclif?.exit === 2 || /flag|argument|Expected/i.test(err.message));
   if (isParseError) {
     // oclif puts the reason on the lines after "Parsing --flag" (e.g. "Expected an integer … but
     // received: 0"): keep every line that says something, drop its generic "See more help" line.
-    const lines = err.message.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^See more help with/i.test(l));
+    const lines = err.message
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !/^See more help with/i.test(l));
     const first = lines.length > 1 && /^Parsing --/.test(lines[0]!) ? `${lines[0]}: ${lines.slice(1).join('; ')}` : (lines[0] ?? err.message);
     const help = `Run \`comis ${commandId.replaceAll(':', ' ')} --help\` to see the arguments and flags.`;
     // oclif: "Nonexistent flag: --chek" or "Nonexistent flags: --a, --b"

@@ -44,7 +44,17 @@ function parseInput(argv: string[]): { input: OrchestrateInput; json: boolean } 
     if (timeoutMs > ORCHESTRATE_FLAGS['timeout-ms'].max) return undefined;
   }
   return {
-    input: { script: parsed.positionals[0]!, lang: lang as OrchestrateInput['lang'], agent: flag('agent'), session: flag('session'), timeoutMs, yes: v.yes === true, raw: v.raw === true, quiet: v.quiet === true, noRepair: v['no-repair'] === true },
+    input: {
+      script: parsed.positionals[0]!,
+      lang: lang as OrchestrateInput['lang'],
+      agent: flag('agent'),
+      session: flag('session'),
+      timeoutMs,
+      yes: v.yes === true,
+      raw: v.raw === true,
+      quiet: v.quiet === true,
+      noRepair: v['no-repair'] === true,
+    },
     json: v.json === true,
   };
 }

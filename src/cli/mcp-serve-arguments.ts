@@ -67,7 +67,10 @@ export function parseOrchestrateArgs(raw: unknown): OrchestrateToolArgs {
   // Names only, never values: an unknown key could be anything the client's model invented.
   const unknown = Object.keys(args).filter((k) => !KNOWN.has(k));
   if (unknown.length > 0) {
-    const shown = unknown.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 40))).join(', ');
+    const shown = unknown
+      .slice(0, 5)
+      .map((k) => JSON.stringify(k.slice(0, 40)))
+      .join(', ');
     throw usage(`unknown argument${unknown.length === 1 ? '' : 's'} ${shown}.`, 'The arguments are script, language and timeoutMs.');
   }
   const { script, language, timeoutMs } = args;

@@ -112,10 +112,7 @@ export function runToolResult(r: OrchestrateResult): CallToolResult {
 
 /** An error before or instead of a run, in the words of the CLI: `Error [CODE]: message` and the hint. */
 export function errorToolResult(err: unknown): CallToolResult {
-  const e =
-    err instanceof ComisError
-      ? err
-      : new ComisError('INTERNAL', err instanceof Error ? err.message || String(err) : String(err), { hint: 'This is a bug in comis. Run with COMIS_LOG_LEVEL=debug and report the log.' });
+  const e = err instanceof ComisError ? err : new ComisError('INTERNAL', err instanceof Error ? err.message || String(err) : String(err), { hint: 'This is a bug in comis. Run with COMIS_LOG_LEVEL=debug and report the log.' });
   const text = `Error [${e.code}]: ${redactSecrets(e.message)}${e.hint ? `\nHint: ${redactSecrets(e.hint)}` : ''}`;
   return { content: [{ type: 'text', text }], isError: true, _meta: { 'comis/errorCode': e.code } };
 }

@@ -18,7 +18,7 @@ export const ORCHESTRATE_FLAGS = {
   session: { type: 'string', char: 's', env: 'COMIS_SESSION', description: 'Session key to record the run under (default: a new one, printed).' },
   'timeout-ms': { type: 'integer', min: 0, max: 600_000, description: 'Wall-clock timeout in ms: 100 to 600000, or 0 for the default (from config, 60000).' },
   yes: { type: 'boolean', char: 'y', description: "Approve the run's capability footprint without asking (when approvals are on)." },
-  quiet: { type: 'boolean', char: 'q', description: 'On success, print nothing but the script\'s stdout (no closing summary line on stderr).' },
+  quiet: { type: 'boolean', char: 'q', description: "On success, print nothing but the script's stdout (no closing summary line on stderr)." },
   resume: { type: 'string', description: 'Continue a durable run that timed out or was interrupted: re-spawn its pinned original script (no script argument: new bytes are refused); resume() returns its last checkpoint.' },
   'no-repair': { type: 'boolean', description: "No one-shot repair for this run, even when the agent's model class (nano, small) would get one: the first failure is the result. For debugging." },
   raw: { type: 'boolean', description: "Write the script's stdout to a terminal as is, control characters and escape sequences included (default: shown escaped when stdout is a TTY)." },

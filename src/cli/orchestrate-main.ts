@@ -31,7 +31,9 @@ export async function executeOrchestrate(input: OrchestrateInput, io: Orchestrat
     }
     const { prepareResume } = await import('./resume-main.js');
     const resume = await prepareResume(input.resume, input.agent);
-    const result = await resume.run((recordOptions) => runAndRecord({ ...recordOptions, sessionKey: input.session ?? recordOptions.sessionKey, timeoutMs, mark, approve: input.yes ? async () => true : resume.approve, onWarning: io.addWarning }));
+    const result = await resume.run((recordOptions) =>
+      runAndRecord({ ...recordOptions, sessionKey: input.session ?? recordOptions.sessionKey, timeoutMs, mark, approve: input.yes ? async () => true : resume.approve, onWarning: io.addWarning }),
+    );
     if (!io.json) renderHuman(result, undefined, { raw: input.raw === true, quiet: input.quiet === true });
     return { result: result.public, exitStatus: result.public.outcome === 'failure' ? ExitCode.FAILURE : ExitCode.OK };
   }

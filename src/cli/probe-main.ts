@@ -32,10 +32,7 @@ function runtimeLine(p: RuntimePart): string {
   if (!p.found) return `${mark(false)}  ${p.name.padEnd(17)} ${p.error ?? 'missing.'} Hint: ${p.hint ?? ''}`;
   const where = `${p.version ?? ''}`.padEnd(14);
   const binds = (p.mounts ?? []).map((m) => m.source);
-  const notes = [
-    p.runsInJail === true ? 'runs in the jail' : p.runsInJail === false ? `does not run in the jail: ${p.jailError ?? ''}` : 'not tried: no working jail',
-    ...(binds.length > 0 ? [`binds ${binds.join(', ')} read-only`] : []),
-  ];
+  const notes = [p.runsInJail === true ? 'runs in the jail' : p.runsInJail === false ? `does not run in the jail: ${p.jailError ?? ''}` : 'not tried: no working jail', ...(binds.length > 0 ? [`binds ${binds.join(', ')} read-only`] : [])];
   return `${mark(p.runsInJail ?? true)}  ${p.name.padEnd(17)} ${where} ${p.path ?? ''} (${notes.join('; ')})`;
 }
 
@@ -68,4 +65,3 @@ function render(r: ProbeReport, verbose: boolean): string {
   lines.push('', r.working ? 'A working jail is available: comis orchestrate can run scripts.' : 'No working jail: comis orchestrate refuses to run scripts on this machine.');
   return lines.join('\n');
 }
-

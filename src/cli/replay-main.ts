@@ -36,7 +36,8 @@ export async function replayMain(runId: string, json: boolean, timeoutMs: number
   } finally {
     store.close();
   }
-  if (!row || row.kind !== 'orchestrate') throw new ComisError('NOT_FOUND', `No durable orchestrate run ${runId} to replay.`, { hint: 'Only runs of an agent with autonomy.durability {enabled, orchestrateResume} are recorded; `comis explain` lists them.' });
+  if (!row || row.kind !== 'orchestrate')
+    throw new ComisError('NOT_FOUND', `No durable orchestrate run ${runId} to replay.`, { hint: 'Only runs of an agent with autonomy.durability {enabled, orchestrateResume} are recorded; `comis explain` lists them.' });
   if (row.status === 'orphaned' || row.status === 'reclaimed') throw new ComisError('NOT_FOUND', `Run ${runId} cannot be replayed: it is ${row.status}${row.reason ? ` (${row.reason})` : ''} and its recording is gone.`);
   if (row.status === 'running') throw new ComisError('USAGE', `Run ${runId} is still running.`, { hint: 'Replay it once it has ended.' });
   const pinned = readPinnedScript(loaded.home, runId);

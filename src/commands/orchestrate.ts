@@ -17,7 +17,7 @@ Exit codes: 0 success; 1 the run failed (timeout, stdout_cap, nonzero_exit, spaw
 
   static override examples = [
     { description: 'Run the example: grep the demo workspace, read the busiest file', command: 'COMIS_HOME=examples/comis-home <%= config.bin %> <%= command.id %> examples/todo-report.ts' },
-    { description: 'From stdin, as Python', command: 'echo \'import comis_tools; print(comis_tools.describe())\' | <%= config.bin %> <%= command.id %> - --lang py' },
+    { description: 'From stdin, as Python', command: "echo 'import comis_tools; print(comis_tools.describe())' | <%= config.bin %> <%= command.id %> - --lang py" },
     { description: 'Machine output with the run record', command: '<%= config.bin %> <%= command.id %> job.js --json --timeout-ms 10000' },
     { description: 'Continue a durable run that timed out (its pinned script; resume() gets its checkpoint)', command: '<%= config.bin %> <%= command.id %> --resume r-abc123' },
   ];

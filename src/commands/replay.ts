@@ -21,7 +21,7 @@ Exit codes: 0 identical (every call matched, same output); 1 replay_divergence o
   };
 
   static override flags = {
-    'timeout-ms': Flags.integer({ description: 'Wall-clock timeout of the replay in ms (default: the agent\'s).', min: 100, max: 600_000 }),
+    'timeout-ms': Flags.integer({ description: "Wall-clock timeout of the replay in ms (default: the agent's).", min: 100, max: 600_000 }),
   };
 
   async run(): Promise<ReplayReport> {

@@ -43,7 +43,9 @@ function Row({ row, now, width }: { row: ChildRow; now: number; width: number })
     <Text wrap="truncate-end">
       <Text color={STATE_COLOR[row.state]}>{`${STATE_ICON[row.state]} ${row.childId.slice(0, width).padEnd(width)} ${STATE_LABEL[row.state].padEnd(9)}`}</Text>
       {` ${row.state === 'queued' || row.state === 'skipped' ? '    -' : formatElapsed(elapsed).padStart(5)} ${calls}  `}
-      <Text dimColor={!why} color={why ? 'red' : undefined}>{line}</Text>
+      <Text dimColor={!why} color={why ? 'red' : undefined}>
+        {line}
+      </Text>
       {row.deniedCaps.length > 0 ? <Text color="yellow">{`  (denied ${row.deniedCaps.join(', ')})`}</Text> : null}
     </Text>
   );
@@ -76,13 +78,21 @@ export interface CoordinatorViewProps {
 }
 
 export function CoordinatorView({ state, now, follow = false, maxRows = 30, columns = 80, title = '' }: CoordinatorViewProps) {
-  const help = <Text dimColor wrap="truncate-end">{follow ? 'q: stop following (the run goes on)' : 'q or Ctrl-C: quit (running children are stopped)'}</Text>;
+  const help = (
+    <Text dimColor wrap="truncate-end">
+      {follow ? 'q: stop following (the run goes on)' : 'q or Ctrl-C: quit (running children are stopped)'}
+    </Text>
+  );
   if (state.planRunId === '') {
     // Before plan:started (config, plan and store are still loading): say so instead of an empty frame.
     return (
       <Box flexDirection="column">
-        <Text bold wrap="truncate-end">{`comis run ${title}`.trimEnd()}</Text>
-        <Text dimColor wrap="truncate-end">{follow ? 'reading the stored run…' : 'starting: reading the plan and config…'}</Text>
+        <Text bold wrap="truncate-end">
+          {`comis run ${title}`.trimEnd()}
+        </Text>
+        <Text dimColor wrap="truncate-end">
+          {follow ? 'reading the stored run…' : 'starting: reading the plan and config…'}
+        </Text>
         {help}
       </Box>
     );
@@ -104,7 +114,9 @@ export function CoordinatorView({ state, now, follow = false, maxRows = 30, colu
       <Text wrap="truncate-end">{`lead ${state.leadAgentId} · context ${state.leadContextChars} chars`}</Text>
       <Text wrap="truncate-end">
         {`${state.rows.length} children: ${ok.join(' · ')}${ok.length && bad.length ? ' · ' : ''}`}
-        <Text color={failures > 0 ? 'red' : undefined} bold={failures > 0}>{bad.join(' · ')}</Text>
+        <Text color={failures > 0 ? 'red' : undefined} bold={failures > 0}>
+          {bad.join(' · ')}
+        </Text>
         {rest.length ? ` · ${rest.join(' · ')}` : ''}
       </Text>
       {rows.map((r) => (
@@ -114,12 +126,10 @@ export function CoordinatorView({ state, now, follow = false, maxRows = 30, colu
         </Box>
       ))}
       {rows.length < state.rows.length ? <Text dimColor>{`… ${state.rows.length - rows.length} more`}</Text> : null}
-      <Text dimColor wrap="truncate-end">calls = tool calls the child made so far</Text>
-      {state.finished ? (
-        <Text bold color={state.finished.outcome === 'success' ? 'green' : 'red'}>{`${state.finished.outcome} in ${formatElapsed(state.finished.durationMs)}`}</Text>
-      ) : (
-        help
-      )}
+      <Text dimColor wrap="truncate-end">
+        calls = tool calls the child made so far
+      </Text>
+      {state.finished ? <Text bold color={state.finished.outcome === 'success' ? 'green' : 'red'}>{`${state.finished.outcome} in ${formatElapsed(state.finished.durationMs)}`}</Text> : help}
     </Box>
   );
 }

@@ -37,7 +37,10 @@ export function formatPlainLine(event: CoordinatorEvent, childOf: (runId: string
 
 /** A failed child's stderr tail (already redacted and escaped), indented under its line. */
 export function formatChildDetail(detail: ChildDetail): string {
-  return `[${detail.childId}] stderr (last ${detail.stderrTail.length} chars):\n${detail.stderrTail.split('\n').map((l) => `  | ${l}\n`).join('')}`;
+  return `[${detail.childId}] stderr (last ${detail.stderrTail.length} chars):\n${detail.stderrTail
+    .split('\n')
+    .map((l) => `  | ${l}\n`)
+    .join('')}`;
 }
 
 /** A plain renderer that remembers which child a runId belongs to. */

@@ -28,7 +28,7 @@ describe('profiles (seed 000)', () => {
     expect(FLOOR_CAPABILITIES).toEqual(['orch:read', 'orch:web', 'orch:write', 'orch:message', 'orch:mcp']);
   });
 
-  it('docs/config.md\'s profile table is the data table', () => {
+  it("docs/config.md's profile table is the data table", () => {
     const docs = docsProfileTable();
     expect([...docs.keys()]).toEqual([...AUTONOMY_PROFILES]);
     for (const name of AUTONOMY_PROFILES) expect(docs.get(name), name).toEqual({ orchestrate: PROFILES[name].orchestrate, capabilities: [...PROFILES[name].capabilities] });

@@ -96,7 +96,10 @@ describe('tool failures that become internal', () => {
 
     const file = logFilePath(home);
     expect(existsSync(file)).toBe(true);
-    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const failures = lines.filter((l) => l.event === 'tool:failed');
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatchObject({

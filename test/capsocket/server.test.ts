@@ -124,10 +124,13 @@ describe('capability socket', () => {
   });
 
   it('a half-open client still gets its replies; an idle one is closed', async () => {
-    const s = await server(async () => {
-      await new Promise((r) => setTimeout(r, 50));
-      return 'done';
-    }, { idleTimeoutMs: 200 });
+    const s = await server(
+      async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        return 'done';
+      },
+      { idleTimeoutMs: 200 },
+    );
     const half = await connect(s.path);
     half.sock.end('{"id":1,"method":"m"}\n');
     await half.closed;
@@ -140,10 +143,13 @@ describe('capability socket', () => {
   it('bounds connections and calls in flight', async () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));
-    const s = await server(async () => {
-      await gate;
-      return 1;
-    }, { maxInFlight: 2, maxConnections: 2 });
+    const s = await server(
+      async () => {
+        await gate;
+        return 1;
+      },
+      { maxInFlight: 2, maxConnections: 2 },
+    );
     const c = await connect(s.path);
     c.sock.write('{"id":1,"method":"m"}\n{"id":2,"method":"m"}\n{"id":3,"method":"m"}\n');
     await until(() => c.lines.length === 1);
@@ -177,13 +183,16 @@ describe('capability socket', () => {
   it('runs at most maxRunningPerSocket calls at once across connections; the rest wait and all complete', async () => {
     let running = 0;
     let peak = 0;
-    const s = await server(async () => {
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise((r) => setTimeout(r, 5));
-      running--;
-      return 'ok';
-    }, { maxRunningPerSocket: 3 });
+    const s = await server(
+      async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        return 'ok';
+      },
+      { maxRunningPerSocket: 3 },
+    );
     const a = await connect(s.path);
     const b = await connect(s.path);
     const frames = (n: number): string => Array.from({ length: n }, (_, i) => `{"id":${i},"method":"m"}\n`).join('');
@@ -227,10 +236,13 @@ describe('capability socket', () => {
   });
 
   it('a half-closed client gets replies to every frame it sent, also those held back while calls waited', async () => {
-    const s = await server(async (req) => {
-      await new Promise((r) => setTimeout(r, 2));
-      return req.method;
-    }, { maxRunningPerSocket: 2 });
+    const s = await server(
+      async (req) => {
+        await new Promise((r) => setTimeout(r, 2));
+        return req.method;
+      },
+      { maxRunningPerSocket: 2 },
+    );
     const c = await connect(s.path);
     c.sock.end(Array.from({ length: 30 }, (_, i) => `{"id":${i},"method":"m${i}"}\n`).join(''));
     await c.closed;

@@ -97,13 +97,14 @@ function leafKeys(node: JsonSchema, prefix: string[] = []): string[] {
   // zod writes a union as anyOf, a discriminated union (channels.<name>) as oneOf.
   const variants = node.anyOf ?? node.oneOf ?? [node];
   for (const v of variants) {
-    if (v.properties) for (const [k, child] of Object.entries(v.properties)) {
-      const path = [...prefix, k];
-      const nested = leafKeys(child, path);
-      const isContainer = (child.anyOf ?? child.oneOf ?? [child]).some((c) => c.type === 'object');
-      if (nested.length > 0) out.push(...nested);
-      else if (!isContainer) out.push(path.join('.'));
-    }
+    if (v.properties)
+      for (const [k, child] of Object.entries(v.properties)) {
+        const path = [...prefix, k];
+        const nested = leafKeys(child, path);
+        const isContainer = (child.anyOf ?? child.oneOf ?? [child]).some((c) => c.type === 'object');
+        if (nested.length > 0) out.push(...nested);
+        else if (!isContainer) out.push(path.join('.'));
+      }
     if (v.additionalProperties && typeof v.additionalProperties === 'object') out.push(...leafKeys(v.additionalProperties, [...prefix, '*']));
   }
   return [...new Set(out)];
@@ -139,14 +140,20 @@ describe('every config key has a proof of effect, or is refused', () => {
     const refusedTests = readFileSync(join(repoRoot, 'test', 'config', 'refused.test.ts'), 'utf8');
     for (const rule of NOT_SUPPORTED_YET) {
       const prefix = rule.path.join('.');
-      expect(keys.filter((k) => k === prefix || k.startsWith(`${prefix}.`)), prefix).toEqual([]);
+      expect(
+        keys.filter((k) => k === prefix || k.startsWith(`${prefix}.`)),
+        prefix,
+      ).toEqual([]);
       // A rule over the children of a block (durability.*, all but `enabled`) is proven by a test of one child.
-      const sample = rule.path.slice(rule.path[0] === 'agents' ? 2 : 0).filter((p, i, all) => !(p === '*' && i === all.length - 1)).join('.');
+      const sample = rule.path
+        .slice(rule.path[0] === 'agents' ? 2 : 0)
+        .filter((p, i, all) => !(p === '*' && i === all.length - 1))
+        .join('.');
       expect(refusedTests, `no refusal test for ${prefix}`).toContain(`'${sample}`);
     }
   });
 
-  it('every key in docs/config.md\'s example is a key of the schema (the docs document no dead key)', () => {
+  it("every key in docs/config.md's example is a key of the schema (the docs document no dead key)", () => {
     const docs = readFileSync(join(repoRoot, 'docs', 'config.md'), 'utf8');
     const block = docs.slice(docs.indexOf('```yaml') + 7, docs.indexOf('```', docs.indexOf('```yaml') + 7));
     const keys = new Set(leafKeys(published));

@@ -26,7 +26,10 @@ async function problems(yaml: string): Promise<Array<{ key: string; line: number
 describe('web.fetch config', () => {
   it('loads IP, CIDR and IP:port allowPrivate entries and host patterns', async () => {
     const home = tempDir();
-    writeFileSync(join(home, 'config.yaml'), 'agents:\n  a:\n    web:\n      fetch:\n        allowPrivate: ["127.0.0.1:8080", "10.1.2.0/24", "fd00::/8", "[::1]:9000"]\n        allowHosts: ["docs.example.org", "*.intra.example"]\n        followRedirects: false\n');
+    writeFileSync(
+      join(home, 'config.yaml'),
+      'agents:\n  a:\n    web:\n      fetch:\n        allowPrivate: ["127.0.0.1:8080", "10.1.2.0/24", "fd00::/8", "[::1]:9000"]\n        allowHosts: ["docs.example.org", "*.intra.example"]\n        followRedirects: false\n',
+    );
     const { config } = await loadConfig({ home });
     expect(config.agents.a!.web.fetch).toMatchObject({ allowPrivate: ['127.0.0.1:8080', '10.1.2.0/24', 'fd00::/8', '[::1]:9000'], followRedirects: false, timeoutMs: 30_000, denyHosts: [] });
   });

@@ -187,7 +187,10 @@ describe('lookup, resolve and open', () => {
       expect(lookup(h.fd, 'n'.repeat(300))).toBeUndefined();
       closeSync(found.fd);
       for (const bad of ['', '.', '..', 'a/b', 'a\0b']) {
-        expect(codeOf(() => lookup(h.fd, bad)), JSON.stringify(bad)).toBe('invalid_path');
+        expect(
+          codeOf(() => lookup(h.fd, bad)),
+          JSON.stringify(bad),
+        ).toBe('invalid_path');
       }
       expect(() => lookup(h.fd, '..')).toThrow('a path component must be a plain name');
     });

@@ -53,9 +53,7 @@ describe('plans', () => {
     expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\nconcurency: 2\n').message).toContain('plan.yaml:5 concurency: unknown key');
     // A key with no value, and an item of a block list.
     expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\n    timeoutMs:\n').message).toContain('plan.yaml:5 children[0].timeoutMs');
-    expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\n    capabilities:\n      - orch:read\n      - orch:bogus\n').message).toContain(
-      'plan.yaml:7 children[0].capabilities[1]',
-    );
+    expect(problemOf('children:\n  - id: a\n    inline: x\n    language: js\n    capabilities:\n      - orch:read\n      - orch:bogus\n').message).toContain('plan.yaml:7 children[0].capabilities[1]');
     // Inside a flow map, the line the key is on.
     expect(problemOf('children:\n  - {id: a, inline: x, language: js}\n  - {id: b, inline: x,\n     language: js, colour: red}\n').message).toContain('plan.yaml:4 children[1].colour');
   });
@@ -63,7 +61,12 @@ describe('plans', () => {
   it('refuses a cycle before anything runs', () => {
     const err = problemOf('children:\n  - {id: a, inline: x, language: js, dependsOn: [c]}\n  - {id: b, inline: x, language: js, dependsOn: [a]}\n  - {id: c, inline: x, language: js, dependsOn: [b]}\n');
     expect(err.message).toContain('cycle: a → c → b → a');
-    expect(findCycle([{ id: 'x', dependsOn: [] }, { id: 'y', dependsOn: ['x'] }])).toBeUndefined();
+    expect(
+      findCycle([
+        { id: 'x', dependsOn: [] },
+        { id: 'y', dependsOn: ['x'] },
+      ]),
+    ).toBeUndefined();
   });
 
   it('derives valid child agent ids', () => {
@@ -89,8 +92,6 @@ describe('summaries', () => {
   it('announces with the drill-in line', () => {
     const ref = { ref: 'workspaces/l--a/comis-results/r-1.stdout', bytes: 12, kind: 'text' };
     expect(drillInLine(ref)).toBe('Full result (drill in with read/grep/jq): workspaces/l--a/comis-results/r-1.stdout (12B, text)');
-    expect(announce({ childId: 'a', state: 'done', durationMs: 5, stepsExecuted: 1, summary: 'ok', resultRef: ref })).toBe(
-      `[a] done in 5 ms, 1 tool call\nok\n${drillInLine(ref)}\n`,
-    );
+    expect(announce({ childId: 'a', state: 'done', durationMs: 5, stepsExecuted: 1, summary: 'ok', resultRef: ref })).toBe(`[a] done in 5 ms, 1 tool call\nok\n${drillInLine(ref)}\n`);
   });
 });

@@ -124,7 +124,10 @@ console.log(JSON.stringify(c));`,
 
   it('without durability, checkpoint() is a clear error naming the config, and nothing is kept', () => {
     const h = makeHome();
-    const script = h.script('off.mjs', `import { comis_tools } from './comis_tools.js';\ntry { await comis_tools.checkpoint({ a: 1 }); } catch (e) { console.log(e.code + ': ' + e.message); }\nconsole.log(String(await comis_tools.resume().catch((e) => e.code)));`);
+    const script = h.script(
+      'off.mjs',
+      `import { comis_tools } from './comis_tools.js';\ntry { await comis_tools.checkpoint({ a: 1 }); } catch (e) { console.log(e.code + ': ' + e.message); }\nconsole.log(String(await comis_tools.resume().catch((e) => e.code)));`,
+    );
     const res = h.run(['orchestrate', script, '--timeout-ms', '8000']);
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toContain('durability_off: checkpoint() and resume() need durable runs: set agents.default.autonomy.durability {enabled: true, orchestrateResume: true}');

@@ -12,4 +12,3 @@ export function durableRow(home: string, runId: string): Record<string, unknown>
     s.close();
   }
 }
-

@@ -129,7 +129,10 @@ describe('comis CLI', () => {
       const loaded = readFileSync(trace, 'utf8').split('\n');
       // sdk emit writes the JS flavour by stripping the TS runtime's types, which takes esbuild; nothing else.
       const allowed = args[0] === 'sdk' ? /\/esbuild\// : /$^/;
-      expect(loaded.filter((m) => forbidden.test(m) && !allowed.test(m)), args.join(' ')).toEqual([]);
+      expect(
+        loaded.filter((m) => forbidden.test(m) && !allowed.test(m)),
+        args.join(' '),
+      ).toEqual([]);
       const commands = loaded.filter((m) => m.includes('/dist/commands/'));
       // --help, --version and `jail probe` are answered by bin/comis.js without oclif or a command module;
       // a command's --help comes from the manifest (test/e2e/mcp-serve.test.ts shows the tracer sees the SDK when serve runs).

@@ -30,7 +30,12 @@ describe('colour in human output', () => {
     const probe = runComis(['jail', 'probe'], { home, env: { FORCE_COLOR: '1' } });
     expect(probe.stdout).toContain(`${ESC}32m  ok  ${ESC}39m`);
     // Control: the same command piped without FORCE_COLOR (or with NO_COLOR, --no-color, --json) has no escape at all.
-    for (const [args, env] of [[['jail', 'probe'], {}], [['jail', 'probe'], { NO_COLOR: '1' }], [['jail', 'probe', '--no-color'], { FORCE_COLOR: '1' }], [['jail', 'probe', '--json'], { FORCE_COLOR: '1' }]] as const) {
+    for (const [args, env] of [
+      [['jail', 'probe'], {}],
+      [['jail', 'probe'], { NO_COLOR: '1' }],
+      [['jail', 'probe', '--no-color'], { FORCE_COLOR: '1' }],
+      [['jail', 'probe', '--json'], { FORCE_COLOR: '1' }],
+    ] as const) {
       const plain = runComis([...args], { home, env: { ...env } });
       expect(plain.stdout, args.join(' ')).not.toContain(ESC);
       expect(plain.stdout.length).toBeGreaterThan(0);

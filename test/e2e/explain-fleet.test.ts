@@ -100,8 +100,7 @@ describe('comis explain / fleet over a recorded store', () => {
     expect(res.status).toBe(2);
     expect(res.stdout).toBe('');
     expect(res.stderr).toBe(
-      'Error [NOT_FOUND]: No session or run "no-such-session" in the store.\n' +
-        'Hint: Newest sessions: sess-spawn_fail, sess-deny, sess-nonzero_exit, sess-stdout_cap, sess-timeout. `comis explain --last` explains the newest.\n',
+      'Error [NOT_FOUND]: No session or run "no-such-session" in the store.\n' + 'Hint: Newest sessions: sess-spawn_fail, sess-deny, sess-nonzero_exit, sess-stdout_cap, sess-timeout. `comis explain --last` explains the newest.\n',
     );
     const json = runComis(['explain', 'no-such-session', '--json'], { home });
     expect(json.status).toBe(2);
@@ -167,12 +166,19 @@ describe('comis explain / fleet over a recorded store', () => {
   it('load neither ink, undici nor DuckDB, and no other command', () => {
     const { home } = populatedHome();
     const forbidden = /\/ink\/|\/react\/|undici|duckdb|\/esbuild\//;
-    for (const args of [['explain', 'sess-deny', '--json'], ['explain', '--last'], ['fleet', '--since', '30d']]) {
+    for (const args of [
+      ['explain', 'sess-deny', '--json'],
+      ['explain', '--last'],
+      ['fleet', '--since', '30d'],
+    ]) {
       const trace = join(tempDir(), 'trace.txt');
       const res = runComis(args, { home, env: { NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: trace } });
       expect(res.status, args.join(' ')).toBe(0);
       const loaded = readFileSync(trace, 'utf8').split('\n');
-      expect(loaded.filter((m) => forbidden.test(m)), args.join(' ')).toEqual([]);
+      expect(
+        loaded.filter((m) => forbidden.test(m)),
+        args.join(' '),
+      ).toEqual([]);
       // `explain --last` and `fleet` are answered by bin/comis.js's fast path (src/cli/fast-commands.ts): no command module at all.
       const own = args.join(' ') === 'explain --last' || args[0] === 'fleet' ? [] : [`${args[0]}.js`];
       expect(loaded.filter((m) => m.includes('/dist/commands/')).map((c) => c.replace(/^.*\/dist\/commands\//, ''))).toEqual(own);

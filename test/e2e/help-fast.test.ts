@@ -9,11 +9,11 @@ import { tempDir } from '../helpers/temp.js';
 
 /** `comis --help` as oclif itself renders it, bypassing bin/comis.js's fast path. */
 function oclifHelp(env: Record<string, string> = {}): string {
-  const res = spawnSync(
-    process.execPath,
-    ['--input-type=module', '-e', `const { execute } = await import('@oclif/core'); await execute({ dir: ${JSON.stringify(`file://${join(repoRoot, 'bin', 'comis.js')}`)}, args: ['--help'] });`],
-    { cwd: repoRoot, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir(), ...env }, encoding: 'utf8' },
-  );
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', `const { execute } = await import('@oclif/core'); await execute({ dir: ${JSON.stringify(`file://${join(repoRoot, 'bin', 'comis.js')}`)}, args: ['--help'] });`], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir(), ...env },
+    encoding: 'utf8',
+  });
   expect(res.status, res.stderr).toBe(0);
   return res.stdout;
 }
@@ -25,7 +25,11 @@ describe('comis --help without oclif', () => {
     expect(fast.status).toBe(0);
     expect(fast.stdout).toBe(oclifHelp());
     // Positive control for the trace: the oclif path does load @oclif/core.
-    expect(readFileSync(trace, 'utf8').split('\n').filter((m) => m.includes('@oclif'))).toEqual([]);
+    expect(
+      readFileSync(trace, 'utf8')
+        .split('\n')
+        .filter((m) => m.includes('@oclif')),
+    ).toEqual([]);
     const slowTrace = join(tempDir(), 'trace.txt');
     runComis(['--help'], { home: tempDir(), env: { FORCE_COLOR: '0', NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: slowTrace } });
     expect(readFileSync(slowTrace, 'utf8')).toContain('@oclif');

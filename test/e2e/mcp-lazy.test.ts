@@ -25,7 +25,10 @@ describe('the MCP SDK loads lazily', () => {
   it('--help, --version, jail probe, sdk emit and a run without mcp calls do not load it; a run with one does', () => {
     const h = makeHome(mcpConfigYaml({ default: ['edge'] }));
     for (const args of [['--help'], ['--version'], ['jail', 'probe', '--json'], ['sdk', 'emit', '--out', tempDir()]]) {
-      expect(traced(h.home, args).filter((m) => SDK.test(m)), args.join(' ')).toEqual([]);
+      expect(
+        traced(h.home, args).filter((m) => SDK.test(m)),
+        args.join(' '),
+      ).toEqual([]);
     }
     const plain = traced(h.home, ['orchestrate', h.script('plain.mjs', `import { comis_tools } from './comis_tools.js';\nconsole.log('no mcp here');`)]);
     expect(plain.filter((m) => SDK.test(m) || /\/dist\/lib\/mcp\/client-manager/.test(m))).toEqual([]);

@@ -7,12 +7,16 @@ import { makeHome } from '../helpers/orchestrate.js';
 
 describe('comis mcp list', () => {
   it('shows each server, whether it starts, its tools and the allowlisted ones; exit 1 when one does not start', () => {
-    const extra = '    broken:\n      command: /bin/false\n      startupTimeoutMs: 1000\n    secretive:\n      url: "http://127.0.0.1:1/mcp?token=q-canary"\n      headersFrom: {Authorization: COMIS_TEST_LIST_TOKEN}\n      startupTimeoutMs: 1000';
+    const extra =
+      '    broken:\n      command: /bin/false\n      startupTimeoutMs: 1000\n    secretive:\n      url: "http://127.0.0.1:1/mcp?token=q-canary"\n      headersFrom: {Authorization: COMIS_TEST_LIST_TOKEN}\n      startupTimeoutMs: 1000';
     const h = makeHome(mcpConfigYaml({ default: ['everything.echo', 'edge', 'ghost'], other: undefined }, { extraServers: extra }));
     const res = h.run(['mcp', 'list', '--json'], { env: { COMIS_TEST_LIST_TOKEN: 'Bearer header-canary-1' } });
     expect(res.status).toBe(1);
     const r = parseJson(res.stdout).result;
-    const by = Object.fromEntries((r.servers as { name: string }[]).map((s) => [s.name, s])) as unknown as Record<string, { starts: boolean; allowlisted: boolean; tools: { name: string; allowlisted: boolean }[]; target: string; envNames: string[]; error?: { code: string } }>;
+    const by = Object.fromEntries((r.servers as { name: string }[]).map((s) => [s.name, s])) as unknown as Record<
+      string,
+      { starts: boolean; allowlisted: boolean; tools: { name: string; allowlisted: boolean }[]; target: string; envNames: string[]; error?: { code: string } }
+    >;
     expect(Object.keys(by)).toEqual(['broken', 'edge', 'everything', 'secretive']);
     expect(by.everything!.starts).toBe(true);
     expect(by.everything!.tools.filter((t) => t.allowlisted).map((t) => t.name)).toEqual(['echo']);

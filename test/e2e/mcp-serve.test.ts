@@ -189,7 +189,10 @@ console.log(\`todos=\${hits.matches.length} second=\${file.content.split('\\n')[
     await until(() => existsSync(join(ws, 'started')), 'the script to start');
     // Positive control: the jail is really there, under the server, running the script.
     const jail = descendants(transport.child.pid!);
-    expect(jail.some((p) => p.cmdline.includes('/run/comis/script.js')), JSON.stringify(jail)).toBe(true);
+    expect(
+      jail.some((p) => p.cmdline.includes('/run/comis/script.js')),
+      JSON.stringify(jail),
+    ).toBe(true);
     transport.endInput();
     const exit = await transport.exited;
     expect(exit).toEqual({ code: 0, signal: null });
@@ -266,7 +269,10 @@ describe('comis mcp serve: cancellation and signals', () => {
     const call = client.callTool({ name: 'orchestrate', arguments: { language: 'py', script: "open('started', 'w').write('yes')\nimport time\nwhile True: time.sleep(1)\n", timeoutMs: 120000 } }).catch((err: Error) => err);
     await until(() => existsSync(join(ws, 'started')), 'the script to start');
     const jail = descendants(transport.child.pid!);
-    expect(jail.some((p) => p.cmdline.includes('/run/comis/script.py')), JSON.stringify(jail)).toBe(true);
+    expect(
+      jail.some((p) => p.cmdline.includes('/run/comis/script.py')),
+      JSON.stringify(jail),
+    ).toBe(true);
     transport.child.kill('SIGTERM');
     expect(await transport.exited).toEqual({ code: 0, signal: null });
     expect(jail.filter((p) => alive(p.pid))).toEqual([]);

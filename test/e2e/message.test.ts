@@ -31,12 +31,23 @@ afterAll(async () => {
   await web.close();
 });
 
-const lines = (path: string): Array<Record<string, unknown>> => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = (path: string): Array<Record<string, unknown>> =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 async function orchestrate(home: string, file: string, extra: string[] = [], env: Record<string, string> = {}): Promise<{ body: any; stderr: string; stdout: string[] }> {
   const res = await comisAsync(home, ['orchestrate', file, '--json', ...extra], env);
   const body = parseJson(res.stdout);
-  return { body, stderr: res.stderr, stdout: String(body.result?.stdout ?? '').trim().split('\n').filter(Boolean) };
+  return {
+    body,
+    stderr: res.stderr,
+    stdout: String(body.result?.stdout ?? '')
+      .trim()
+      .split('\n')
+      .filter(Boolean),
+  };
 }
 
 describe('message_* through comis orchestrate', () => {

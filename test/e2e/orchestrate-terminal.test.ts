@@ -70,7 +70,7 @@ describe('orchestrate output on a terminal', () => {
     expect(text.replace(/\r\n/g, '')).not.toContain('\r');
   });
 
-  it('--raw passes the script\'s stdout to the terminal as is', () => {
+  it("--raw passes the script's stdout to the terminal as is", () => {
     const h = makeHome();
     const script = h.script('inj.mjs', ATTACK_JS);
     const res = underPty([process.execPath, comisBin, 'orchestrate', script, '--raw'], { HOME: h.home, COMIS_HOME: h.home });

@@ -117,7 +117,7 @@ console.log('ok', JSON.stringify(top));
     expect(readFileSync(join(h.home, 'comis.db')).includes(CANARY)).toBe(false);
   });
 
-  it('a failing script: exit 1, failure class and stderr tail on stderr, stdout still only the script\'s', () => {
+  it("a failing script: exit 1, failure class and stderr tail on stderr, stdout still only the script's", () => {
     const h = makeHome();
     const res = h.run(['orchestrate', h.script('bad.mjs', `console.log('partial');\nconst x = ;\n`)]);
     expect(res.status).toBe(1);
@@ -235,9 +235,22 @@ describe('the SDK the runner mounts', () => {
     const out = join(h.home, 'sdk-out');
     expect(h.run(['sdk', 'emit', '--out', out]).status).toBe(0);
     const names = ['comis_tools.ts', 'comis_tools.js', 'comis_tools.d.ts', 'comis_tools.py'];
-    const res = h.run(['orchestrate', h.script('hash.mjs', `import { createHash } from 'node:crypto';\nimport { readFileSync } from 'node:fs';\nfor (const n of ${JSON.stringify(names)}) console.log(n, createHash('sha256').update(readFileSync(new URL('./' + n, import.meta.url))).digest('hex'));`)]);
+    const res = h.run([
+      'orchestrate',
+      h.script(
+        'hash.mjs',
+        `import { createHash } from 'node:crypto';\nimport { readFileSync } from 'node:fs';\nfor (const n of ${JSON.stringify(names)}) console.log(n, createHash('sha256').update(readFileSync(new URL('./' + n, import.meta.url))).digest('hex'));`,
+      ),
+    ]);
     expect(res.status).toBe(0);
-    const expected = names.map((n) => `${n} ${createHash('sha256').update(readFileSync(join(out, n))).digest('hex')}`).join('\n');
+    const expected = names
+      .map(
+        (n) =>
+          `${n} ${createHash('sha256')
+            .update(readFileSync(join(out, n)))
+            .digest('hex')}`,
+      )
+      .join('\n');
     expect(res.stdout.trim()).toBe(expected);
   });
 });
@@ -275,7 +288,10 @@ describe('orchestrate output a person expects', () => {
     const zero = h.run(['orchestrate', '--timeout-ms', '0', '--json', hi]);
     expect(zero.status, zero.stderr).toBe(0);
     expect(parseJson(zero.stdout).result.timeoutMs).toBe(60_000);
-    for (const args of [['--timeout-ms', '5', hi], ['--timeout-ms', '5', '--verbose', hi]]) {
+    for (const args of [
+      ['--timeout-ms', '5', hi],
+      ['--timeout-ms', '5', '--verbose', hi],
+    ]) {
       const low = h.run(['orchestrate', ...args]);
       expect(low.status).toBe(2);
       expect(low.stderr).toContain('--timeout-ms 5 is below the 100 ms minimum');

@@ -124,7 +124,7 @@ describe('crash injection: SIGKILL comis orchestrate at random, then sweep', () 
       const res = await comisAsync(h.home, ['orchestrate', script(h, 1), '--json'], { COMIS_TEST_OUTBOX_CRASH: point });
       expect(res.signal).toBe('SIGKILL');
       const db = new Database(join(h.home, 'comis.db'), { readonly: true });
-      const rows = db.prepare("SELECT operation_id AS id, state, attempts FROM outbox").all();
+      const rows = db.prepare('SELECT operation_id AS id, state, attempts FROM outbox').all();
       db.close();
       // during-delivery dies once the attempt is counted, before the line is written or marked delivered.
       expect(rows).toEqual([{ id: 'm-1', state: 'pending', attempts: point === 'after-intent' ? 0 : 1 }]);
@@ -132,7 +132,10 @@ describe('crash injection: SIGKILL comis orchestrate at random, then sweep', () 
       expect(JSON.parse(list.stdout).result).toEqual({ swept: { delivered: 1, failed: 0, skipped: 0 }, entries: [] });
       const again = await comisAsync(h.home, ['orchestrate', script(h, 1), '--json']);
       expect(again.status, again.stderr).toBe(0);
-      const ids = readFileSync(join(h.home, 'outbox', 'default.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).operationId as string);
+      const ids = readFileSync(join(h.home, 'outbox', 'default.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).operationId as string);
       expect(ids).toEqual(['m-1', 'm-2', 'm-3', 'm-4']);
     }
   }, 120_000);
@@ -151,7 +154,10 @@ describe('crash injection: SIGKILL comis orchestrate at random, then sweep', () 
       return () => watcher.close();
     };
     const tally = await harness(h, total, 60, { COMIS_TEST_OUTBOX_DELAY_MS: '25' }, onAppend);
-    const ids = readFileSync(join(h.home, 'outbox', 'default.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).operationId as string);
+    const ids = readFileSync(join(h.home, 'outbox', 'default.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).operationId as string);
     const want = Array.from({ length: total }, (_, i) => `m-${i + 1}`);
     expect([...new Set(ids)].sort()).toEqual([...want].sort()); // 0 lost
     expect(ids).toHaveLength(total); // 0 duplicated

@@ -52,8 +52,25 @@ afterAll(() => {
 
 describe('npm pack → npm install -g', () => {
   it('ships the built CLI, its manifest and SDK assets, and no sources or tests', () => {
-    const list = sh('tar', ['tzf', tarball]).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
-    for (const need of ['bin/comis.js', 'package.json', 'README.md', 'oclif.manifest.json', 'dist/commands/orchestrate.js', 'dist/sdk/comis_tools.js', 'dist/sdk/comis_tools.d.ts', 'dist/sdk/comis_tools.py', 'dist/lib/sdk/runtime/comis_tools_runtime.ts', 'dist/lib/sdk/runtime/comis_tools_declarations.ts', 'dist/lib/sdk/runtime/comis_tools_runtime.py', 'docs/config.schema.json', 'dist/lib/resultref/duckdb/query-child.js']) {
+    const list = sh('tar', ['tzf', tarball])
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map((p) => p.replace(/^package\//, ''));
+    for (const need of [
+      'bin/comis.js',
+      'package.json',
+      'README.md',
+      'oclif.manifest.json',
+      'dist/commands/orchestrate.js',
+      'dist/sdk/comis_tools.js',
+      'dist/sdk/comis_tools.d.ts',
+      'dist/sdk/comis_tools.py',
+      'dist/lib/sdk/runtime/comis_tools_runtime.ts',
+      'dist/lib/sdk/runtime/comis_tools_declarations.ts',
+      'dist/lib/sdk/runtime/comis_tools_runtime.py',
+      'docs/config.schema.json',
+      'dist/lib/resultref/duckdb/query-child.js',
+    ]) {
       expect(list, need).toContain(need);
     }
     expect(list.filter((p) => p.startsWith('test/') || p.startsWith('src/') || p.startsWith('bench/') || p.startsWith('node_modules/'))).toEqual([]);
@@ -93,7 +110,7 @@ describe('npm pack → npm install -g', () => {
     expect(sh(installedBin, ['sdk', 'emit', '--check', sdkOut], { env: { COMIS_HOME: home, HOME: home } }).status).toBe(0);
   });
 
-  it("the GitHub Actions example of docs/commands/skill-scan.md works with the packed tarball (scan step run as documented)", () => {
+  it('the GitHub Actions example of docs/commands/skill-scan.md works with the packed tarball (scan step run as documented)', () => {
     // The documented workflow; its install step is what beforeAll did (npm pack, npm install -g the tarball),
     // so the tarball is packed once for the whole file. The scan step runs verbatim with that install on PATH.
     const doc = readFileSync(join(repoRoot, 'docs/commands/skill-scan.md'), 'utf8');
@@ -101,7 +118,10 @@ describe('npm pack → npm install -g', () => {
     const step = (id: string): string => {
       const m = new RegExp(`- id: ${id}\\n(?:\\s+#[^\\n]*\\n)*\\s+run: \\|\\n((?:\\s{10}[^\\n]*\\n)+)`).exec(yaml);
       expect(m, `step ${id} in the documented workflow`).not.toBeNull();
-      return m![1]!.split('\n').map((l) => l.slice(10)).join('\n');
+      return m![1]!
+        .split('\n')
+        .map((l) => l.slice(10))
+        .join('\n');
     };
     expect(step('install-comis')).toMatch(/npm pack --pack-destination "\$RUNNER_TEMP"\)\nnpm install -g "\$RUNNER_TEMP"\/comis-\*\.tgz/);
     const scan = step('scan');

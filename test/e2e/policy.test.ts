@@ -20,7 +20,10 @@ const WORKER = 'agents:\n  lead:\n    autonomy:\n      role: worker\n      write
 
 // A call whose name the static scan cannot see: it reaches the socket.
 const DYNAMIC = (tool: string, args: string) => `import { comis_tools } from './comis_tools.js';
-const name = [${tool.split('').map((c) => JSON.stringify(c)).join(', ')}].join('');
+const name = [${tool
+  .split('')
+  .map((c) => JSON.stringify(c))
+  .join(', ')}].join('');
 console.log('REACHED');
 try {
   const r = await comis_tools.invoke(name, ${args});
@@ -86,7 +89,13 @@ describe('tool policy (skills.toolPolicy)', () => {
 
   it('the SDK the agent sees has no denied tool: describe(), the .d.ts and Python', () => {
     const h = makeHome(MINIMAL_NO_GREP);
-    const js = h.run(['orchestrate', h.script('l.mjs', `import { readFileSync } from 'node:fs';\nimport { comis_tools } from './comis_tools.js';\nconst dts = readFileSync('/run/comis/comis_tools.d.ts', 'utf8');\nconsole.log(JSON.stringify({ names: comis_tools.describe().map((t) => t.name), grep: typeof comis_tools[['gr', 'ep'].join('')], dtsGrep: dts.includes('GrepParams'), dtsRead: dts.includes('ReadParams') }));`)]);
+    const js = h.run([
+      'orchestrate',
+      h.script(
+        'l.mjs',
+        `import { readFileSync } from 'node:fs';\nimport { comis_tools } from './comis_tools.js';\nconst dts = readFileSync('/run/comis/comis_tools.d.ts', 'utf8');\nconsole.log(JSON.stringify({ names: comis_tools.describe().map((t) => t.name), grep: typeof comis_tools[['gr', 'ep'].join('')], dtsGrep: dts.includes('GrepParams'), dtsRead: dts.includes('ReadParams') }));`,
+      ),
+    ]);
     expect(js.stderr).toMatch(SUCCESS_LINE);
     expect(JSON.parse(js.stdout)).toEqual({ names: ['read'], grep: 'undefined', dtsGrep: false, dtsRead: true });
     const py = h.run(['orchestrate', h.script('l.py', `import comis_tools\nprint([t["name"] for t in comis_tools.describe()], hasattr(comis_tools, "grep"), hasattr(comis_tools, "read"))`)]);

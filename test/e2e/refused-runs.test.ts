@@ -50,9 +50,7 @@ const CASES: Case[] = [
   {
     name: 'the write surface off',
     script: WRITE,
-    stderr: () =>
-      'Error [CAPABILITY_DENIED]: The script calls comis_tools.write, but the write surface of agent "default" is off.\n' +
-      'Hint: Nothing was run. Set agents.default.autonomy.write: true in config.yaml to turn it on.\n',
+    stderr: () => 'Error [CAPABILITY_DENIED]: The script calls comis_tools.write, but the write surface of agent "default" is off.\n' + 'Hint: Nothing was run. Set agents.default.autonomy.write: true in config.yaml to turn it on.\n',
     refusal: { code: 'CAPABILITY_DENIED', reason: 'surface_disabled', capabilities: ['orch:write'], tools: ['write'] },
     next: /agents\.default\.autonomy\.write: true/,
   },
@@ -81,8 +79,7 @@ const CASES: Case[] = [
     name: 'an approval with no terminal',
     config: 'agents:\n  default:\n    autonomy:\n      approvals: true\n',
     script: GREP,
-    stderr: () =>
-      'Error [APPROVAL_REQUIRED]: Agent "default" requires approval for each run, and there is no terminal to ask on.\nHint: Pass --yes to approve the run non-interactively.\n',
+    stderr: () => 'Error [APPROVAL_REQUIRED]: Agent "default" requires approval for each run, and there is no terminal to ask on.\nHint: Pass --yes to approve the run non-interactively.\n',
     refusal: { code: 'APPROVAL_REQUIRED', reason: 'approval_required', capabilities: ['orch:read'], tools: ['grep'] },
     next: /--yes/,
   },
@@ -199,11 +196,14 @@ describe('coordinator children refused before they start', () => {
     writeFileSync(
       plan,
       'children:\n' +
-        '  - id: writer\n    language: js\n    capabilities: [orch:read, orch:write]\n    inline: |\n      const { comis_tools } = require(\'./comis_tools.js\');\n      comis_tools.write({ path: \'out.txt\', content: \'x\' }).then(() => console.log(\'SUMMARY: wrote\'));\n' +
+        "  - id: writer\n    language: js\n    capabilities: [orch:read, orch:write]\n    inline: |\n      const { comis_tools } = require('./comis_tools.js');\n      comis_tools.write({ path: 'out.txt', content: 'x' }).then(() => console.log('SUMMARY: wrote'));\n" +
         '  - id: reader\n    language: js\n    inline: "console.log(\'SUMMARY: read ok\')"\n',
     );
     const res = h.run(['run', plan, '--session', 'plan-refusal', '--json']);
-    const lines = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type?: string; childId?: string; state?: string; errorCode?: string });
+    const lines = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type?: string; childId?: string; state?: string; errorCode?: string });
     const finished = lines.filter((l) => l.type === 'child:finished');
     expect(finished.find((l) => l.childId === 'reader')).toMatchObject({ state: 'done' });
     expect(finished.find((l) => l.childId === 'writer')).toMatchObject({ state: 'failed', errorCode: 'CAPABILITY_DENIED' });

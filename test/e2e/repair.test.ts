@@ -35,8 +35,7 @@ function setup(modelYaml: string | undefined) {
   return { h, ws };
 }
 
-const model = (fake: FakeModel, cls?: string, extra = ''): string =>
-  `    model:\n      baseUrl: ${fake.baseUrl}\n      name: tiny-coder\n${cls ? `      class: ${cls}\n` : ''}${extra}`;
+const model = (fake: FakeModel, cls?: string, extra = ''): string => `    model:\n      baseUrl: ${fake.baseUrl}\n      name: tiny-coder\n${cls ? `      class: ${cls}\n` : ''}${extra}`;
 
 const attempts = (ws: string): string[] => (existsSync(join(ws, 'attempts.txt')) ? readFileSync(join(ws, 'attempts.txt'), 'utf8').trim().split('\n') : []);
 const fenced = (code: string): string => `Here is the fixed script:\n\n\`\`\`python\n${code}\`\`\`\n`;

@@ -52,12 +52,8 @@ async function pagesServer(): Promise<{ origin: string; port: number; hits: stri
 
 async function setup(): Promise<{ h: ReturnType<typeof makeHome>; pages: Awaited<ReturnType<typeof pagesServer>>; searches: Awaited<ReturnType<typeof startFakeSearch>> }> {
   const pages = await pagesServer();
-  const searches = await startFakeSearch('searxng', (q) =>
-    Array.from({ length: 5 }, (_, i) => ({ title: `Result ${i} for ${q}`, url: `${pages.origin}/page-${i}`, snippet: `About page ${i}.` })),
-  );
-  const h = makeHome(
-    `agents:\n  default:\n    web:\n      search:\n        provider: searxng\n        baseUrl: ${searches.baseUrl}\n      fetch:\n        allowPrivate: ["127.0.0.1:${pages.port}"]\n`,
-  );
+  const searches = await startFakeSearch('searxng', (q) => Array.from({ length: 5 }, (_, i) => ({ title: `Result ${i} for ${q}`, url: `${pages.origin}/page-${i}`, snippet: `About page ${i}.` })));
+  const h = makeHome(`agents:\n  default:\n    web:\n      search:\n        provider: searxng\n        baseUrl: ${searches.baseUrl}\n      fetch:\n        allowPrivate: ["127.0.0.1:${pages.port}"]\n`);
   return { h, pages, searches };
 }
 

@@ -25,7 +25,10 @@ function jailUidFor(home: string, workspace: string): number {
 }
 
 function ndjson(text: string): any[] {
-  return text.trim().split('\n').map((l) => parseJson(l));
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => parseJson(l));
 }
 
 function writePlan(text: string): string {
@@ -225,7 +228,9 @@ describe('comis run', () => {
 
   it('TUI at 60 columns: a first frame that says what is happening, a failed child with its stderr, every line fitting', () => {
     const h = makeHome();
-    const plan = writePlan('name: narrow\nchildren:\n  - id: a-rather-long-child-name-x\n    language: js\n    inline: "console.log(\'SUMMARY: fine\')"\n  - id: oops\n    language: js\n    inline: "console.error(\'oops: \\\\x1b[2J no such key\'); process.exit(2)"\n');
+    const plan = writePlan(
+      'name: narrow\nchildren:\n  - id: a-rather-long-child-name-x\n    language: js\n    inline: "console.log(\'SUMMARY: fine\')"\n  - id: oops\n    language: js\n    inline: "console.error(\'oops: \\\\x1b[2J no such key\'); process.exit(2)"\n',
+    );
     const driver = join(tempDir(), 'drive_tty60.py');
     writeFileSync(
       driver,

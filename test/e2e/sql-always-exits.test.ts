@@ -66,30 +66,34 @@ function runOnce(script: string, home: string): Promise<{ code: number | null; s
 }
 
 describe.skipIf(skipWithoutDuckDb)('comis always exits after a run whose script ends right after .sql()', () => {
-  it(`${RUNS} runs in a row, each exits on its own, and no DuckDB child is left`, async () => {
-    const home = tempDir('comis-sql-exit-');
-    const ws = join(home, 'workspaces', 'default');
-    mkdirSync(ws, { recursive: true });
-    writeFileSync(join(ws, 'data.jsonl'), `${Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(40) })).join('\n')}\n`);
-    const script = join(home, 'sql-then-exit.mjs');
-    writeFileSync(
-      script,
-      `import { comis_tools, ResultRef } from './comis_tools.js';
+  it(
+    `${RUNS} runs in a row, each exits on its own, and no DuckDB child is left`,
+    async () => {
+      const home = tempDir('comis-sql-exit-');
+      const ws = join(home, 'workspaces', 'default');
+      mkdirSync(ws, { recursive: true });
+      writeFileSync(join(ws, 'data.jsonl'), `${Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(40) })).join('\n')}\n`);
+      const script = join(home, 'sql-then-exit.mjs');
+      writeFileSync(
+        script,
+        `import { comis_tools, ResultRef } from './comis_tools.js';
 const ref = await comis_tools.read({ path: 'data.jsonl' });
 if (!(ref instanceof ResultRef)) throw new Error('expected a ResultRef');
 const rows = await ref.sql("SELECT count(*) AS n FROM read_json_auto('" + ref.ref + "')");
 console.log(JSON.stringify(rows));
 `,
-    );
-    const orphansBefore = orphanedQueryChildren();
-    const failures: string[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const r = await runOnce(script, home);
-      if (r.hung) failures.push(`run ${i}: comis had not exited ${RUN_WALL_LIMIT_MS} ms after it started (stdout ${JSON.stringify(r.stdout)})`);
-      else if (r.code !== 0 || r.stdout !== '[{"n":2000}]\n') failures.push(`run ${i}: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${r.stderr.slice(0, 400)}`);
-    }
-    expect(failures).toEqual([]);
-    const newOrphans = [...orphanedQueryChildren()].filter((pid) => !orphansBefore.has(pid));
-    expect(newOrphans, 'orphaned DuckDB children left by the runs').toEqual([]);
-  }, RUNS * RUN_WALL_LIMIT_MS);
+      );
+      const orphansBefore = orphanedQueryChildren();
+      const failures: string[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const r = await runOnce(script, home);
+        if (r.hung) failures.push(`run ${i}: comis had not exited ${RUN_WALL_LIMIT_MS} ms after it started (stdout ${JSON.stringify(r.stdout)})`);
+        else if (r.code !== 0 || r.stdout !== '[{"n":2000}]\n') failures.push(`run ${i}: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${r.stderr.slice(0, 400)}`);
+      }
+      expect(failures).toEqual([]);
+      const newOrphans = [...orphanedQueryChildren()].filter((pid) => !orphansBefore.has(pid));
+      expect(newOrphans, 'orphaned DuckDB children left by the runs').toEqual([]);
+    },
+    RUNS * RUN_WALL_LIMIT_MS,
+  );
 });

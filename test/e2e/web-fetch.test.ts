@@ -49,7 +49,10 @@ async function runFetch(config: string, script: string): Promise<Array<Record<st
   const res = await comis(h, ['orchestrate', h.script('f.mjs', script), '--json']);
   const body = parseJson(res.stdout);
   expect(body.result?.outcome, res.stderr).toBe('success');
-  return (body.result.stdout as string).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return (body.result.stdout as string)
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 const yaml = (fetch: Record<string, unknown>): string => `agents:\n  default:\n    web:\n      fetch: ${JSON.stringify(fetch)}\n`;

@@ -18,10 +18,7 @@ export interface CliResult {
  * Runs the built `bin/comis.js` as a user would, with an isolated COMIS_HOME
  * and a clean environment (only PATH and what the test passes).
  */
-export function runComis(
-  args: string[],
-  options: { home: string; env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number },
-): CliResult {
+export function runComis(args: string[], options: { home: string; env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number }): CliResult {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.home, COMIS_HOME: options.home };
   for (const [k, v] of Object.entries(options.env ?? {})) {
     if (v === undefined) delete env[k];

@@ -70,7 +70,11 @@ function shape(kind: FakeKind, query: string, hits: FakeHit[]): unknown {
       type: 'search',
       query: { original: query, more_results_available: false },
       mixed: { type: 'mixed', main: hits.map((_, i) => ({ type: 'web', index: i, all: false })) },
-      web: { type: 'search', family_friendly: true, results: hits.map((h) => ({ type: 'search_result', title: h.title, url: h.url, description: h.snippet, is_source_local: false, language: 'en', meta_url: { hostname: new URL(h.url).hostname } })) },
+      web: {
+        type: 'search',
+        family_friendly: true,
+        results: hits.map((h) => ({ type: 'search_result', title: h.title, url: h.url, description: h.snippet, is_source_local: false, language: 'en', meta_url: { hostname: new URL(h.url).hostname } })),
+      },
     };
   }
   return { query, follow_up_questions: null, answer: null, images: [], results: hits.map((h, i) => ({ title: h.title, url: h.url, content: h.snippet, score: 0.9 - i * 0.01, raw_content: null })), response_time: 0.42 };

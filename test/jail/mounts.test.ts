@@ -27,7 +27,24 @@ function fakeHome(): { home: string; comisHome: string; ctx: { comisHome: string
 describe('screenBindSource', () => {
   it('refuses system paths, secrets, comis state, what is inside them and their ancestors', () => {
     const { home, comisHome, ctx } = fakeHome();
-    for (const p of ['/', '/etc', '/etc/ssl', '/proc', '/proc/self', '/sys', '/root', join(home, '.ssh'), join(home, '.aws'), join(home, '.gnupg'), join(home, '.config'), join(home, '.config/gh'), join(home, '.netrc'), comisHome, join(comisHome, 'workspaces', 'default'), home]) {
+    for (const p of [
+      '/',
+      '/etc',
+      '/etc/ssl',
+      '/proc',
+      '/proc/self',
+      '/sys',
+      '/root',
+      join(home, '.ssh'),
+      join(home, '.aws'),
+      join(home, '.gnupg'),
+      join(home, '.config'),
+      join(home, '.config/gh'),
+      join(home, '.netrc'),
+      comisHome,
+      join(comisHome, 'workspaces', 'default'),
+      home,
+    ]) {
       if (!existsSync(p)) continue;
       const err = refusal(() => screenBindSource(p, ctx));
       expect(err.message).toContain(p);

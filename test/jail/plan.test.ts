@@ -4,17 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { jailLimitsSchema } from '../../src/lib/config/schema.js';
-import {
-  FIRST_DATA_FD,
-  buildJailPlan,
-  checkRequest,
-  orderMounts,
-  planOptions,
-  reachableBy,
-  resolveMounts,
-  rlimitArgs,
-  type PlanContext,
-} from '../../src/lib/jail/plan.js';
+import { FIRST_DATA_FD, buildJailPlan, checkRequest, orderMounts, planOptions, reachableBy, resolveMounts, rlimitArgs, type PlanContext } from '../../src/lib/jail/plan.js';
 import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
 import { buildSeccompFilter } from '../../src/lib/jail/seccomp.js';
 import { expectInputInvalid } from './helpers.js';
@@ -43,7 +33,10 @@ describe('jail plan', () => {
     const opts = 'nosuid,nodev,mode=1777,size=67108864,nr_inodes=500';
     const req = request({ limits: { ...DEFAULT_JAIL_LIMITS, tmpInodes: 500 } });
     const asRoot = buildJailPlan(req, [], { ...rootCtx, tools: { ...tools, tmpfsMount: 'stage' }, stageDir: '/stage' });
-    expect(asRoot.stage).toEqual([{ path: '/stage/0', isDir: true }, { path: '/stage/1', isDir: true }]);
+    expect(asRoot.stage).toEqual([
+      { path: '/stage/0', isDir: true },
+      { path: '/stage/1', isDir: true },
+    ]);
     const rootArgs = asRoot.args.join(' ');
     expect(rootArgs).toContain(`/usr/bin/unshare --mount --propagation private -- /usr/bin/sh -c`);
     expect(rootArgs).toContain(`comis-stage /usr/bin/mount ${opts} /stage/0 ${opts} /stage/1 -- -- /usr/bin/setpriv`);
@@ -78,10 +71,25 @@ describe('jail plan', () => {
     expect(plan.file).toBe('/usr/bin/prlimit');
     const mib = 1024 * 1024;
     expect(plan.args).toEqual([
-      '--nproc=64:64', `--as=${4096 * mib}:${4096 * mib}`, `--fsize=${256 * mib}:${256 * mib}`, '--core=0:0', '--nofile=4096:4096', '--',
-      '/usr/bin/setpriv', '--reuid=234567', '--regid=234567', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
-      '/usr/bin/bwrap', '--args', String(FIRST_DATA_FD), '--',
-      '/usr/bin/node', '/run/comis/script.mjs',
+      '--nproc=64:64',
+      `--as=${4096 * mib}:${4096 * mib}`,
+      `--fsize=${256 * mib}:${256 * mib}`,
+      '--core=0:0',
+      '--nofile=4096:4096',
+      '--',
+      '/usr/bin/setpriv',
+      '--reuid=234567',
+      '--regid=234567',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '/usr/bin/bwrap',
+      '--args',
+      String(FIRST_DATA_FD),
+      '--',
+      '/usr/bin/node',
+      '/run/comis/script.mjs',
     ]);
     expect(plan.args.join(' ')).not.toContain(BEARER);
     expect(plan.stage).toEqual([]);
@@ -140,7 +148,16 @@ describe('jail plan', () => {
       invalid(() => checkRequest(request({ mounts: [{ kind: 'ro', source: '/tmp', target }] })));
     }
     invalid(() => checkRequest(request({ limits: { ...DEFAULT_JAIL_LIMITS, maxProcesses: 0 } })));
-    invalid(() => checkRequest(request({ mounts: [{ kind: 'ro', source: '/tmp', target: '/a' }, { kind: 'ro', source: '/var', target: '/a' }] })));
+    invalid(() =>
+      checkRequest(
+        request({
+          mounts: [
+            { kind: 'ro', source: '/tmp', target: '/a' },
+            { kind: 'ro', source: '/var', target: '/a' },
+          ],
+        }),
+      ),
+    );
   });
 
   it('resolves mount sources: real path, right type, never the host root', () => {
@@ -198,7 +215,11 @@ describe('jail plan', () => {
     expect(opts.slice(opts.indexOf('--block-fd'), opts.indexOf('--block-fd') + 2)).toEqual(['--block-fd', String(plan.statusFd + 1)]);
     expect(buildJailPlan(request(), [], rootCtx).nprocGate).toBeUndefined();
     expect(rlimitArgs(DEFAULT_JAIL_LIMITS, { root: false, tasksOfUid: 10, hardLimits: { nproc: 50, nofile: 1024, as: 1 << 30 } })).toEqual([
-      '--nproc=50:50', `--as=${1 << 30}:${1 << 30}`, `--fsize=${256 * 1024 * 1024}:${256 * 1024 * 1024}`, '--core=0:0', '--nofile=1024:1024',
+      '--nproc=50:50',
+      `--as=${1 << 30}:${1 << 30}`,
+      `--fsize=${256 * 1024 * 1024}:${256 * 1024 * 1024}`,
+      '--core=0:0',
+      '--nofile=1024:1024',
     ]);
   });
 });

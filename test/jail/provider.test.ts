@@ -3,13 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import {
-  detectSandboxProviderFresh,
-  explainSmokeFailure,
-  parseBwrapVersion,
-  parseSmokeOutput,
-  readUsernsFacts,
-} from '../../src/lib/jail/provider.js';
+import { detectSandboxProviderFresh, explainSmokeFailure, parseBwrapVersion, parseSmokeOutput, readUsernsFacts } from '../../src/lib/jail/provider.js';
 import { tempDir } from '../helpers/temp.js';
 
 function fakeSysctls(values: Record<string, string>): string {
@@ -103,7 +97,7 @@ describe('user namespace restrictions, in words', () => {
   });
 
   it('anything else is a smoke failure that quotes the first line', () => {
-    const p = explainSmokeFailure('bwrap: Can\'t mount proc on /newroot/proc: Operation not permitted\nmore', readUsernsFacts(fakeSysctls({})));
+    const p = explainSmokeFailure("bwrap: Can't mount proc on /newroot/proc: Operation not permitted\nmore", readUsernsFacts(fakeSysctls({})));
     expect(p.code).toBe('SMOKE_FAILED');
     expect(p.message).toContain("Can't mount proc");
   });
@@ -112,7 +106,20 @@ describe('user namespace restrictions, in words', () => {
 describe('smoke output', () => {
   it('parses the report of a hardened jail', () => {
     const ok = parseSmokeOutput(
-      ['status Uid:\t1000\t1000\t1000\t1000', 'status CapEff:\t0000000000000000', 'status NoNewPrivs:\t1', 'status Seccomp:\t2', 'pid 1', 'netdev Inter-|   Receive', 'netdev  face |bytes', 'netdev     lo:       0       0', 'ws writable', 'usr readonly', 'etc synthetic', 'tmpinodes 16384 16384'].join('\n'),
+      [
+        'status Uid:\t1000\t1000\t1000\t1000',
+        'status CapEff:\t0000000000000000',
+        'status NoNewPrivs:\t1',
+        'status Seccomp:\t2',
+        'pid 1',
+        'netdev Inter-|   Receive',
+        'netdev  face |bytes',
+        'netdev     lo:       0       0',
+        'ws writable',
+        'usr readonly',
+        'etc synthetic',
+        'tmpinodes 16384 16384',
+      ].join('\n'),
       16_384,
     );
     expect(ok.every((c) => c.ok)).toBe(true);
@@ -129,7 +136,10 @@ describe('smoke output', () => {
   });
 
   it('flags root, capabilities, missing seccomp and a real network interface', () => {
-    const bad = parseSmokeOutput(['status Uid:\t0\t0\t0\t0', 'status CapEff:\t000001ffffffffff', 'status NoNewPrivs:\t0', 'status Seccomp:\t0', 'pid 2', 'netdev     lo: 0', 'netdev   eth0: 0', 'ws readonly', 'usr writable', 'etc host', 'tmpinodes 99 99'].join('\n'), 16_384);
+    const bad = parseSmokeOutput(
+      ['status Uid:\t0\t0\t0\t0', 'status CapEff:\t000001ffffffffff', 'status NoNewPrivs:\t0', 'status Seccomp:\t0', 'pid 2', 'netdev     lo: 0', 'netdev   eth0: 0', 'ws readonly', 'usr writable', 'etc host', 'tmpinodes 99 99'].join('\n'),
+      16_384,
+    );
     expect(bad.filter((c) => c.ok)).toEqual([]);
     expect(bad.find((c) => c.name === 'no network')!.detail).toBe('interfaces: lo, eth0');
   });

@@ -83,12 +83,30 @@ describe('bpf assembler', () => {
   });
 
   it('refuses unknown labels, backward jumps, jumps beyond 255 and a missing final return', () => {
-    expect(() => resolve([{ op: 'jeq', k: 1, jt: 'nope', jf: NEXT }, { op: 'ret', k: 0 }])).toThrow(/not defined/);
-    expect(() => resolve([{ op: 'label', name: 'a' }, { op: 'ld', offset: 0 }, { op: 'jeq', k: 1, jt: 'a', jf: NEXT }, { op: 'ret', k: 0 }])).toThrow(/out of range/);
+    expect(() =>
+      resolve([
+        { op: 'jeq', k: 1, jt: 'nope', jf: NEXT },
+        { op: 'ret', k: 0 },
+      ]),
+    ).toThrow(/not defined/);
+    expect(() =>
+      resolve([
+        { op: 'label', name: 'a' },
+        { op: 'ld', offset: 0 },
+        { op: 'jeq', k: 1, jt: 'a', jf: NEXT },
+        { op: 'ret', k: 0 },
+      ]),
+    ).toThrow(/out of range/);
     const far = [{ op: 'jeq' as const, k: 1, jt: 'end', jf: NEXT }, ...Array.from({ length: 300 }, () => ({ op: 'ld' as const, offset: 0 })), { op: 'label' as const, name: 'end' }, { op: 'ret' as const, k: 0 }];
     expect(() => resolve(far)).toThrow(/out of range/);
     expect(() => resolve([{ op: 'ld', offset: 0 }])).toThrow(/end with a return/);
-    expect(() => resolve([{ op: 'label', name: 'x' }, { op: 'label', name: 'x' }, { op: 'ret', k: 0 }])).toThrow(/twice/);
+    expect(() =>
+      resolve([
+        { op: 'label', name: 'x' },
+        { op: 'label', name: 'x' },
+        { op: 'ret', k: 0 },
+      ]),
+    ).toThrow(/twice/);
   });
 });
 
@@ -121,19 +139,26 @@ describe('bpf assembler bounds', () => {
     expect(ja[1]).toEqual({ code: BPF.JA, jt: 0, jf: 0, k: 1 });
     expect(ja[3]).toEqual({ code: BPF.JA, jt: 0, jf: 0, k: 0 });
     // A program may end with ja (its target is then the end), never with a conditional jump or a load.
-    expect(() => resolve([{ op: 'ld', offset: 0 }, { op: 'jeq', k: 1, jt: NEXT, jf: NEXT }])).toThrow();
-    expect(() => resolve([{ op: 'ld', offset: 0 }, { op: 'and', k: 1 }])).toThrow('BPF program must end with a return');
-    expect(resolve([ret, { op: 'ja', to: 'end' }, { op: 'label', name: 'end' }])).toEqual([{ code: BPF.RET_K, jt: 0, jf: 0, k: 0 }, { code: BPF.JA, jt: 0, jf: 0, k: 0 }]);
+    expect(() =>
+      resolve([
+        { op: 'ld', offset: 0 },
+        { op: 'jeq', k: 1, jt: NEXT, jf: NEXT },
+      ]),
+    ).toThrow();
+    expect(() =>
+      resolve([
+        { op: 'ld', offset: 0 },
+        { op: 'and', k: 1 },
+      ]),
+    ).toThrow('BPF program must end with a return');
+    expect(resolve([ret, { op: 'ja', to: 'end' }, { op: 'label', name: 'end' }])).toEqual([
+      { code: BPF.RET_K, jt: 0, jf: 0, k: 0 },
+      { code: BPF.JA, jt: 0, jf: 0, k: 0 },
+    ]);
   });
 
   it('encodes each jump kind with its own opcode', () => {
-    const out = resolve([
-      { op: 'jeq', k: 1, jt: NEXT, jf: NEXT },
-      { op: 'jge', k: 2, jt: NEXT, jf: NEXT },
-      { op: 'jset', k: 4, jt: NEXT, jf: NEXT },
-      { op: 'and', k: 8 },
-      ret,
-    ]);
+    const out = resolve([{ op: 'jeq', k: 1, jt: NEXT, jf: NEXT }, { op: 'jge', k: 2, jt: NEXT, jf: NEXT }, { op: 'jset', k: 4, jt: NEXT, jf: NEXT }, { op: 'and', k: 8 }, ret]);
     expect(out.map((f) => f.code)).toEqual([BPF.JEQ_K, BPF.JGE_K, BPF.JSET_K, BPF.AND_K, BPF.RET_K]);
     expect(out.map((f) => f.k)).toEqual([1, 2, 4, 8, 0]);
   });
@@ -141,7 +166,13 @@ describe('bpf assembler bounds', () => {
   it('decode refuses a byte length that is not whole instructions, and round-trips assemble', () => {
     expect(() => decode(Buffer.alloc(12))).toThrow('BPF byte length is not a multiple of 8');
     expect(decode(Buffer.alloc(0))).toEqual([]);
-    const program = [{ op: 'ld' as const, offset: 4 }, { op: 'jge' as const, k: 0x8000_0000, jt: 'a', jf: NEXT }, { op: 'ret' as const, k: 1 }, { op: 'label' as const, name: 'a' }, { op: 'ret' as const, k: 0xffff_ffff }];
+    const program = [
+      { op: 'ld' as const, offset: 4 },
+      { op: 'jge' as const, k: 0x8000_0000, jt: 'a', jf: NEXT },
+      { op: 'ret' as const, k: 1 },
+      { op: 'label' as const, name: 'a' },
+      { op: 'ret' as const, k: 0xffff_ffff },
+    ];
     expect(decode(assemble(program))).toEqual(resolve(program));
   });
 });
@@ -167,7 +198,53 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
       if (n === undefined) continue;
       expect(run(filters, { nr: n, arch: a }), name).toBe(RET_EPERM);
     }
-    for (const must of ['ptrace', 'process_vm_writev', 'process_vm_readv', 'keyctl', 'add_key', 'request_key', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'io_uring_enter', 'io_uring_register', 'mount', 'umount2', 'pivot_root', 'move_mount', 'open_tree', 'fsopen', 'fsmount', 'fsconfig', 'fspick', 'mount_setattr', 'kexec_load', 'kexec_file_load', 'init_module', 'finit_module', 'delete_module', 'unshare', 'setns', 'acct', 'swapon', 'swapoff', 'reboot', 'pidfd_getfd', 'open_by_handle_at', 'name_to_handle_at', 'kcmp', 'chroot', 'process_madvise', 'syslog', 'quotactl', 'fanotify_init', 'settimeofday', 'sethostname', 'setdomainname'] as const) {
+    for (const must of [
+      'ptrace',
+      'process_vm_writev',
+      'process_vm_readv',
+      'keyctl',
+      'add_key',
+      'request_key',
+      'bpf',
+      'perf_event_open',
+      'userfaultfd',
+      'io_uring_setup',
+      'io_uring_enter',
+      'io_uring_register',
+      'mount',
+      'umount2',
+      'pivot_root',
+      'move_mount',
+      'open_tree',
+      'fsopen',
+      'fsmount',
+      'fsconfig',
+      'fspick',
+      'mount_setattr',
+      'kexec_load',
+      'kexec_file_load',
+      'init_module',
+      'finit_module',
+      'delete_module',
+      'unshare',
+      'setns',
+      'acct',
+      'swapon',
+      'swapoff',
+      'reboot',
+      'pidfd_getfd',
+      'open_by_handle_at',
+      'name_to_handle_at',
+      'kcmp',
+      'chroot',
+      'process_madvise',
+      'syslog',
+      'quotactl',
+      'fanotify_init',
+      'settimeofday',
+      'sethostname',
+      'setdomainname',
+    ] as const) {
       expect(DENIED_SYSCALLS).toContain(must);
     }
   });
@@ -242,7 +319,14 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
       const n = syscallNumber(name, arch);
       return n === undefined ? undefined : run(filters, { nr: n, arch: a, args });
     };
-    const modes: [bigint, number][] = [[0o755n, RET_ALLOW], [0o1777n, RET_ALLOW], [0o4755n, RET_EPERM], [0o2755n, RET_EPERM], [0o6755n, RET_EPERM], [0o4000n | (1n << 32n), RET_EPERM]];
+    const modes: [bigint, number][] = [
+      [0o755n, RET_ALLOW],
+      [0o1777n, RET_ALLOW],
+      [0o4755n, RET_EPERM],
+      [0o2755n, RET_EPERM],
+      [0o6755n, RET_EPERM],
+      [0o4000n | (1n << 32n), RET_EPERM],
+    ];
     for (const [mode, want] of modes) {
       expect(call('fchmod', [3n, mode]), `fchmod ${mode.toString(8)}`).toBe(want);
       expect(call('fchmodat', [0xffffff9cn, 0n, mode]), `fchmodat ${mode.toString(8)}`).toBe(want);

@@ -9,16 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
-import {
-  DEFAULT_JAIL_UID_RANGE,
-  HASHED_JAIL_UID_RANGE,
-  checkJailUidRange,
-  hashJailUid,
-  isReservedId,
-  jailUidPolicy,
-  readReservedIds,
-  type HostIdSources,
-} from '../../src/lib/jail/uid-registry.js';
+import { DEFAULT_JAIL_UID_RANGE, HASHED_JAIL_UID_RANGE, checkJailUidRange, hashJailUid, isReservedId, jailUidPolicy, readReservedIds, type HostIdSources } from '../../src/lib/jail/uid-registry.js';
 import { lookupJailUid, registerJailUid } from '../../src/lib/store/jail-uids.js';
 import { openStore } from '../../src/lib/store/store.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -55,7 +46,10 @@ describe('reserved ids', () => {
   });
 
   it('isReservedId is exact at the edges', () => {
-    const r = [{ min: 5, max: 9 }, { min: 20, max: 20 }];
+    const r = [
+      { min: 5, max: 9 },
+      { min: 20, max: 20 },
+    ];
     expect([4, 5, 9, 10, 19, 20, 21].map((id) => isReservedId(id, r))).toEqual([false, true, true, false, false, true, false]);
   });
 });
@@ -80,10 +74,13 @@ describe('jail uid policy', () => {
   });
 
   it('skips an id only the name service knows (getent), and returns undefined when the range is used up', () => {
-    const policy = jailUidPolicy({ min: 70_000, max: 70_003 }, idFiles({}, (db, id) => db === 'passwd' && id === 70_000));
+    const policy = jailUidPolicy(
+      { min: 70_000, max: 70_003 },
+      idFiles({}, (db, id) => db === 'passwd' && id === 70_000),
+    );
     expect(policy.pick([], 70_000)).toBe(70_001);
     expect(policy.pick([70_001, 70_002, 70_003])).toBeUndefined();
-    expect(policy.pick([70_001, 70_002], 70_003 )).toBe(70_003);
+    expect(policy.pick([70_001, 70_002], 70_003)).toBe(70_003);
     expect(policy.pick([70_002, 70_003], 70_003)).toBe(70_001); // wrapped
   });
 
@@ -100,7 +97,11 @@ describe('jail uid policy', () => {
   });
 
   it('refuses a range below 65536, inverted or past 2^31-2', () => {
-    for (const r of [{ min: 1000, max: 70_000 }, { min: 80_000, max: 70_000 }, { min: 70_000, max: 2 ** 31 }]) {
+    for (const r of [
+      { min: 1000, max: 70_000 },
+      { min: 80_000, max: 70_000 },
+      { min: 70_000, max: 2 ** 31 },
+    ]) {
       expect(() => checkJailUidRange(r)).toThrow(ComisError);
     }
     expect(checkJailUidRange({ min: 70_000, max: 70_000 })).toEqual({ min: 70_000, max: 70_000 });
@@ -191,15 +192,17 @@ describe('jail uid registry (real SQLite)', () => {
       store.close();
       process.stdout.write(JSON.stringify(out));
     `;
-    const racers = Array.from({ length: 6 }, (_, n) =>
-      new Promise<number[]>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script, home, String(n)], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (c) => (out += c));
-        child.stderr.on('data', (c) => (err += c));
-        child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(err))));
-      }),
+    const racers = Array.from(
+      { length: 6 },
+      (_, n) =>
+        new Promise<number[]>((resolve, reject) => {
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script, home, String(n)], { stdio: ['ignore', 'pipe', 'pipe'] });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (c) => (out += c));
+          child.stderr.on('data', (c) => (err += c));
+          child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(err))));
+        }),
     );
     const all = (await Promise.all(racers)).flat();
     expect(all).toHaveLength(60);

@@ -94,7 +94,7 @@ describe('MCP client manager (real servers over stdio)', () => {
     expect(pids.filter(alive)).toEqual([]);
   });
 
-  it('positive control: the SDK\'s own stdio transport leaves the SIGTERM-ignoring children behind (what the reaper adds)', async () => {
+  it("positive control: the SDK's own stdio transport leaves the SIGTERM-ignoring children behind (what the reaper adds)", async () => {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const cfg = edgeServer();
@@ -107,7 +107,12 @@ describe('MCP client manager (real servers over stdio)', () => {
     try {
       expect(alive(child) && alive(session)).toBe(true);
     } finally {
-      for (const pid of [child, session]) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      for (const pid of [child, session])
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
     }
   });
 

@@ -65,7 +65,7 @@ describe('comis_tools.describe() lists the allowlisted MCP tools', () => {
       "const full = comis_tools.describe('mcp.everything.echo')!;",
       'console.log(JSON.stringify([(full.params as any).properties.message.type, full.result.required]));',
       "console.log(comis_tools.describe('mcp.broken') === undefined, comis_tools.describe('mcp.everything.add') === undefined);",
-      "const r = await comis_tools.mcp.edge.ping();",
+      'const r = await comis_tools.mcp.edge.ping();',
       "console.log((r as any).text.includes('pong'));",
     ].join('\n');
     const res = h.run(['orchestrate', h.script('d.ts', ts), '--json']);

@@ -110,7 +110,23 @@ describe('chatComplete', () => {
     fake.queue(
       { kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: '{"data": []}' },
       { kind: 'raw', status: 200, headers: { 'content-type': 'text/html' }, body: '<html>gateway</html>' },
-      { kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ choices: [{ message: { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }] }) },
+      {
+        kind: 'raw',
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          choices: [
+            {
+              message: {
+                content: [
+                  { type: 'text', text: 'a' },
+                  { type: 'text', text: 'b' },
+                ],
+              },
+            },
+          ],
+        }),
+      },
       { kind: 'answer', content: null },
     );
     const ep = { baseUrl: fake.baseUrl, name: 'm', timeoutMs: 5000 };

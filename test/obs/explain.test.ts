@@ -72,7 +72,7 @@ describe('explain', () => {
     s.close();
   });
 
-  it('tool calls are folded from the audit events of the run\'s own lease', () => {
+  it("tool calls are folded from the audit events of the run's own lease", () => {
     const s = store();
     const { run } = seedRun(s.db, 'success', { sessionKey: 'k', startedAt: T0 });
     // Events of another lease (e.g. the agent's assembly lease) never attribute to this run.
@@ -87,7 +87,7 @@ describe('explain', () => {
     s.close();
   });
 
-  it('falls back to the stored tallies when a run\'s audit events are gone', () => {
+  it("falls back to the stored tallies when a run's audit events are gone", () => {
     const s = store();
     const { run } = seedRun(s.db, 'deny', { sessionKey: 'k', startedAt: T0 });
     s.db.prepare('DELETE FROM audit_events').run();
@@ -99,9 +99,7 @@ describe('explain', () => {
 
   it('a session of several runs: chronological entries, verdict by precedence, identical across calls', () => {
     const s = store();
-    const ids = (['success', 'nonzero_exit', 'deny', 'timeout', 'success'] as const).map(
-      (kind, i) => seedRun(s.db, kind, { sessionKey: 'multi', startedAt: T0 + i * 1000 }).run.runId,
-    );
+    const ids = (['success', 'nonzero_exit', 'deny', 'timeout', 'success'] as const).map((kind, i) => seedRun(s.db, kind, { sessionKey: 'multi', startedAt: T0 + i * 1000 }).run.runId);
     const report = explain(s.db, { key: 'multi' });
     expect(report.orchestrate.map((e) => e.runId)).toEqual(ids);
     expect(report.likelyRootCause).toMatchObject({ signal: 'timeout', runId: ids[3], affectedRuns: 3 });
@@ -168,7 +166,9 @@ describe('explain', () => {
   it('names read from a foreign store are folded to a fixed label, never echoed', () => {
     const s = store();
     const { run } = seedRun(s.db, 'success', { sessionKey: 'k', startedAt: T0, calls: [] });
-    s.db.prepare('INSERT INTO audit_events (lease_id, run_id, tool, capability, decision, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(run.leaseId, run.runId, 'read {"path":"secret plan.txt"}', 'orch:read', 'deny', 'because I said so', T0);
+    s.db
+      .prepare('INSERT INTO audit_events (lease_id, run_id, tool, capability, decision, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(run.leaseId, run.runId, 'read {"path":"secret plan.txt"}', 'orch:read', 'deny', 'because I said so', T0);
     const report = explain(s.db, { key: 'k' });
     expect(report.orchestrate[0]!.toolCalls).toEqual([{ tool: '<invalid>', capability: 'orch:read', decision: 'deny', count: 1 }]);
     expect(report.likelyRootCause.reason).toBe('other');
@@ -207,8 +207,7 @@ describe('explain', () => {
     expect(() => validate(mutate((r) => delete r.orchestrate[0].resultRefs))).toThrow(/resultRefs/);
     expect(() => validate(mutate((r) => (r.orchestrate[0].toolCalls = [{ tool: 'read', capability: 'orch:read', decision: 'maybe', count: 1 }])))).toThrow();
     expect(() => validate(mutate((r) => (r.likelyRootCause.code = 'broken')))).toThrow();
-    expect(() => validate(mutate((r) => delete r.likelyRootCause)))
-      .toThrow(/likelyRootCause/);
+    expect(() => validate(mutate((r) => delete r.likelyRootCause))).toThrow(/likelyRootCause/);
     s.close();
   });
 

@@ -110,9 +110,7 @@ describe('fleet', () => {
   it('lists the top five denied capabilities and says how many more there are', () => {
     const s = store();
     const caps = ['orch:a', 'orch:b', 'orch:c', 'orch:d', 'orch:e', 'orch:f', 'orch:g'];
-    caps.forEach((cap, i) =>
-      seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR + i, calls: Array.from({ length: i + 1 }, () => ['t', cap, 'deny', 'capability_missing'] as const) as never }),
-    );
+    caps.forEach((cap, i) => seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR + i, calls: Array.from({ length: i + 1 }, () => ['t', cap, 'deny', 'capability_missing'] as const) as never }));
     const denied = fleet(s.db, { now: NOW }).findings.filter((f) => f.code === 'capability_denied');
     expect(denied.map((f) => f.subject)).toEqual(['orch:g', 'orch:f', 'orch:e', 'orch:d', 'orch:c']);
     expect(denied.at(-1)!.detail).toMatch(/2 more capabilities not listed/);
@@ -121,8 +119,24 @@ describe('fleet', () => {
 
   it('a deny that needed no capability names the tool or the reason class, never "none"; policy denies are counted apart', () => {
     const s = store();
-    seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR, calls: [['gateway', 'none', 'deny', 'denied_by_origin'], ['<unknown>', 'none', 'deny', 'unknown_tool'], ['<unknown>', 'none', 'deny', 'unknown_tool']] });
-    seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR + 1, calls: [['grep', 'none', 'deny', 'explicit_deny'], ['grep', 'none', 'deny', 'explicit_deny'], ['write', 'none', 'deny', 'role_coordinator']] });
+    seedRun(s.db, 'success', {
+      sessionKey: 'k',
+      startedAt: NOW - HOUR,
+      calls: [
+        ['gateway', 'none', 'deny', 'denied_by_origin'],
+        ['<unknown>', 'none', 'deny', 'unknown_tool'],
+        ['<unknown>', 'none', 'deny', 'unknown_tool'],
+      ],
+    });
+    seedRun(s.db, 'success', {
+      sessionKey: 'k',
+      startedAt: NOW - HOUR + 1,
+      calls: [
+        ['grep', 'none', 'deny', 'explicit_deny'],
+        ['grep', 'none', 'deny', 'explicit_deny'],
+        ['write', 'none', 'deny', 'role_coordinator'],
+      ],
+    });
     seedRun(s.db, 'success', { sessionKey: 'k', startedAt: NOW - HOUR + 2, calls: [['grep', 'none', 'deny', 'explicit_deny']] });
     const report = fleet(s.db, { now: NOW });
     validate(envelope(report));
@@ -145,7 +159,7 @@ describe('fleet', () => {
     expect(fleet(s.db, { now: NOW }).findings.map((f) => f.code)).not.toContain('runs_resumable');
     // The table of migration 9, with rows in four states (only resumable and orphaned count).
     s.db.exec(
-      "INSERT INTO resumable_runs (run_id, kind, agent_id, session_key, status, reason, created_at, updated_at, expires_at) VALUES " +
+      'INSERT INTO resumable_runs (run_id, kind, agent_id, session_key, status, reason, created_at, updated_at, expires_at) VALUES ' +
         "('r-1','orchestrate','a','k','resumable',NULL,1,1,9e15),('r-2','orchestrate','a','k','orphaned','checkpoint_missing',1,1,9e15)," +
         "('r-3','orchestrate','a','k','orphaned','script_missing',1,1,9e15),('r-4','orchestrate','a','k','resumed',NULL,1,1,9e15);",
     );
@@ -160,7 +174,13 @@ describe('fleet', () => {
 
   it('findings sort by severity, then count, then code and subject', () => {
     const f = (severity: FleetFinding['severity'], count: number, code: FleetFinding['code'], subject?: string): FleetFinding => ({ code, severity, count, detail: '', hint: '', ...(subject ? { subject } : {}) });
-    const list = [f('info', 100, 'orchestrate_efficiency'), f('warning', 5, 'capability_denied', 'b'), f('error', 1, 'orchestrate_failed', 'timeout'), f('warning', 5, 'capability_denied', 'a'), f('error', 2, 'orchestrate_failed', 'spawn_fail')];
+    const list = [
+      f('info', 100, 'orchestrate_efficiency'),
+      f('warning', 5, 'capability_denied', 'b'),
+      f('error', 1, 'orchestrate_failed', 'timeout'),
+      f('warning', 5, 'capability_denied', 'a'),
+      f('error', 2, 'orchestrate_failed', 'spawn_fail'),
+    ];
     expect(list.sort(compareFindings).map((x) => `${x.severity}:${x.count}:${x.subject ?? ''}`)).toEqual(['error:2:spawn_fail', 'error:1:timeout', 'warning:5:a', 'warning:5:b', 'info:100:']);
   });
 
@@ -179,13 +199,11 @@ describe('fleet', () => {
 
   it('the window queries use the covering indexes of migration 3', () => {
     const s = store();
-    const plan = s.db
-      .prepare("EXPLAIN QUERY PLAN SELECT capability, tool, reason, COUNT(*) FROM audit_events WHERE decision = 'deny' AND at >= ? AND at <= ? GROUP BY capability, tool, reason")
-      .all(0, 1) as { detail: string }[];
+    const plan = s.db.prepare("EXPLAIN QUERY PLAN SELECT capability, tool, reason, COUNT(*) FROM audit_events WHERE decision = 'deny' AND at >= ? AND at <= ? GROUP BY capability, tool, reason").all(0, 1) as { detail: string }[];
     expect(plan.map((p) => p.detail).join(' ')).toMatch(/COVERING INDEX audit_deny_at/);
-    const runs = s.db
-      .prepare("EXPLAIN QUERY PLAN SELECT COUNT(*), SUM(outcome = 'failure'), SUM(result_ref_bytes), SUM(est_saved_tokens), SUM(failure_class = 'timeout') FROM runs WHERE started_at >= ? AND started_at <= ?")
-      .all(0, 1) as { detail: string }[];
+    const runs = s.db.prepare("EXPLAIN QUERY PLAN SELECT COUNT(*), SUM(outcome = 'failure'), SUM(result_ref_bytes), SUM(est_saved_tokens), SUM(failure_class = 'timeout') FROM runs WHERE started_at >= ? AND started_at <= ?").all(0, 1) as {
+      detail: string;
+    }[];
     expect(runs.map((p) => p.detail).join(' ')).toMatch(/COVERING INDEX runs_window/);
     s.close();
   });

@@ -5,19 +5,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import {
-  closeLogger,
-  flagNamesOf,
-  configureLogging,
-  getLogger,
-  logCommandEnd,
-  logCommandStart,
-  logFilePath,
-  logRunEvent,
-  logToolFailure,
-  redactLogLine,
-  resolveLogLevel,
-} from '../../src/lib/obs/logger.js';
+import { closeLogger, flagNamesOf, configureLogging, getLogger, logCommandEnd, logCommandStart, logFilePath, logRunEvent, logToolFailure, redactLogLine, resolveLogLevel } from '../../src/lib/obs/logger.js';
 import { internalError } from '../../src/lib/errors.js';
 import { registerSecret, unregisterSecret } from '../../src/lib/redact/output-guard.js';
 import type { OrchestrateEvent } from '../../src/lib/orchestrate/runner.js';
@@ -37,7 +25,15 @@ function freshLog(options: { verbose?: boolean; env?: NodeJS.ProcessEnv; maxByte
   const home = tempDir('comis-log-');
   configureLogging({ home, verbose: options.verbose ?? false, env: options.env ?? {}, ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}) });
   const read = (): string => (existsSync(logFilePath(home)) ? readFileSync(logFilePath(home), 'utf8') : '');
-  return { home, read, lines: () => read().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    home,
+    read,
+    lines: () =>
+      read()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 afterEach(() => {
@@ -158,7 +154,10 @@ describe('logger', () => {
         stdout: `${CANARY} ${BEARER}\n`,
         stdoutTruncated: false,
         stderrTail: `Error: ${CANARY}`,
-        toolCalls: [{ tool: 'read', capability: 'orch:read', decision: 'allow', count: 2 }, { tool: 'write', capability: 'orch:write', decision: 'deny', count: 1 }],
+        toolCalls: [
+          { tool: 'read', capability: 'orch:read', decision: 'allow', count: 2 },
+          { tool: 'write', capability: 'orch:write', decision: 'deny', count: 1 },
+        ],
         resultRefs: { count: 1, bytes: 20000 },
         script: CANARY,
       },
@@ -174,11 +173,9 @@ describe('logger', () => {
     expect(lines[2]).toMatchObject({ outcome: 'failure', exitCode: 3, failureClass: 'nonzero_exit', durationMs: 812, stdoutChars: CANARY.length + BEARER.length + 2, toolCallsAllowed: 2, toolCallsDenied: 1, resultRefCount: 1 });
   });
 
-  it('takes the runner\'s events as they are', () => {
+  it("takes the runner's events as they are", () => {
     const log = freshLog();
-    const events: OrchestrateEvent[] = [
-      { type: 'capability:audited', leaseId: 'l-1', runId: 'r-1', tool: 'write', capability: 'orch:write', decision: 'deny', reason: 'surface_disabled', at: 1 },
-    ];
+    const events: OrchestrateEvent[] = [{ type: 'capability:audited', leaseId: 'l-1', runId: 'r-1', tool: 'write', capability: 'orch:write', decision: 'deny', reason: 'surface_disabled', at: 1 }];
     for (const e of events) logRunEvent(e);
     expect(log.lines()).toHaveLength(1);
   });

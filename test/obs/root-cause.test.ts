@@ -14,8 +14,7 @@ const base = (over: Partial<RunSignals>): RunSignals => ({
   ...over,
 });
 
-const fail = (runId: string, failureClass: RunSignals['failureClass'], startedAt = 1_000, exitCode: number | null = 1): RunSignals =>
-  base({ runId, outcome: 'failure', failureClass, exitCode, startedAt });
+const fail = (runId: string, failureClass: RunSignals['failureClass'], startedAt = 1_000, exitCode: number | null = 1): RunSignals => base({ runId, outcome: 'failure', failureClass, exitCode, startedAt });
 
 const denied = (runId: string, startedAt = 1_000, exitCode = 1): RunSignals =>
   base({
@@ -135,8 +134,7 @@ describe('hints name only what exists', () => {
   });
 
   it('a refused run (exit 4, nothing ran): ranked after a socket deny, before a non-zero exit; one step per reason', () => {
-    const refused = (runId: string, startedAt: number, refusal: RunSignals['refusal']): RunSignals =>
-      base({ runId, startedAt, outcome: 'refused', exitCode: null, durationMs: 3, refusal });
+    const refused = (runId: string, startedAt: number, refusal: RunSignals['refusal']): RunSignals => base({ runId, startedAt, outcome: 'refused', exitCode: null, durationMs: 3, refusal });
     const r = refused('r-ref', 5_000, { code: 'CAPABILITY_DENIED', reason: 'surface_disabled', capabilities: ['orch:write'], tools: ['write'] });
     const v = likelyRootCause([fail('r-n', 'nonzero_exit', 9_000), r]);
     expect(v).toMatchObject({ code: 'orchestrate_failed', signal: 'refused', runId: 'r-ref', exitCode: null, affectedRuns: 2, refusal: r.refusal });

@@ -24,7 +24,15 @@ export interface SeedOptions {
 }
 
 const KINDS: Record<RunKind, { exitCode: number | null; failureClass?: FailureClass; calls: Call[]; lease: boolean }> = {
-  success: { exitCode: 0, calls: [['read', 'orch:read', 'allow'], ['grep', 'orch:read', 'allow'], ['read', 'orch:read', 'allow']], lease: true },
+  success: {
+    exitCode: 0,
+    calls: [
+      ['read', 'orch:read', 'allow'],
+      ['grep', 'orch:read', 'allow'],
+      ['read', 'orch:read', 'allow'],
+    ],
+    lease: true,
+  },
   timeout: { exitCode: 137, failureClass: 'timeout', calls: [['read', 'orch:read', 'allow']], lease: true },
   stdout_cap: { exitCode: 137, failureClass: 'stdout_cap', calls: [], lease: true },
   nonzero_exit: { exitCode: 3, failureClass: 'nonzero_exit', calls: [], lease: true },

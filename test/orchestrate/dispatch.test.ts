@@ -20,8 +20,7 @@ function setup(caps: ('orch:read' | 'orch:web' | 'orch:write')[], write = false,
     tools: { read: (args) => (calls.push(args), { ok: true }), write: () => ({ written: true }) },
     audit: (e) => events.push(e),
   });
-  const call = (tool: unknown, args: unknown = {}, bearer: unknown = run.bearer): Promise<unknown> =>
-    handler({ id: 1, method: 'tool.invoke', params: { tool, args }, bearer } as CapRequest);
+  const call = (tool: unknown, args: unknown = {}, bearer: unknown = run.bearer): Promise<unknown> => handler({ id: 1, method: 'tool.invoke', params: { tool, args }, bearer } as CapRequest);
   return { reg, run, a, events, calls, call, handler };
 }
 
@@ -48,7 +47,14 @@ describe('dispatch gate', () => {
   });
 
   it('denies a tool the policy dropped, with capability none and the policy reason, before the tool runs', async () => {
-    const t = setup(['orch:read', 'orch:write'], true, new Map([['read', { why: 'explicit_deny', entry: 'group:fs' }], ['write', { why: 'role_coordinator' }]]));
+    const t = setup(
+      ['orch:read', 'orch:write'],
+      true,
+      new Map([
+        ['read', { why: 'explicit_deny', entry: 'group:fs' }],
+        ['write', { why: 'role_coordinator' }],
+      ]),
+    );
     await expect(t.call('read', { path: 'a' })).rejects.toMatchObject({ code: 'policy_denied', message: expect.stringContaining('explicit_deny: "group:fs" in agents.ag.skills.toolPolicy.deny') });
     await expect(t.call('write', { path: 'a', content: 'b' })).rejects.toMatchObject({ code: 'policy_denied', message: expect.stringContaining('role_coordinator') });
     expect(t.calls).toEqual([]);

@@ -37,7 +37,16 @@ describe('pre-flight and web_fetch', () => {
     expect(refused.details).toMatchObject({ missingCapabilities: ['orch:web'], tools: ['web_fetch'] });
     expect(refused.refusal).toMatchObject({ reason: 'capability_missing', capabilities: ['orch:web'], tools: ['web_fetch'] });
     // Control: holding orch:web, the same script runs (and its fetch is refused by the guard, not the pre-flight).
-    const ok = await runOrchestrate({ source: JS.replace("console.log(p.status);", '').replace('const p = await', 'try { await').replace("});\n", "}); } catch (e) { console.log(e.code); }\n"), displayName: 'w.mjs', language: 'js', agent, home, sessionKey: 's', requestedCaps: ['orch:read', 'orch:web'], webFetchDeps: { resolve: async () => [{ address: '10.0.0.1', family: 4 }], dial: (_o, cb) => cb(new Error('never dialled'), null) } });
+    const ok = await runOrchestrate({
+      source: JS.replace('console.log(p.status);', '').replace('const p = await', 'try { await').replace('});\n', '}); } catch (e) { console.log(e.code); }\n'),
+      displayName: 'w.mjs',
+      language: 'js',
+      agent,
+      home,
+      sessionKey: 's',
+      requestedCaps: ['orch:read', 'orch:web'],
+      webFetchDeps: { resolve: async () => [{ address: '10.0.0.1', family: 4 }], dial: (_o, cb) => cb(new Error('never dialled'), null) },
+    });
     expect(ok.public.stdout).toBe('ssrf_blocked\n');
   }, 60_000);
 

@@ -50,9 +50,7 @@ describe('pre-flight scan', () => {
   });
 
   it('scans Python with the ast module, including aliases and from-imports', () => {
-    const f = footprintOf(
-      scanPython(`import comis_tools as ct\nfrom comis_tools import write as w\nct.read({"path": "a"})\nw({"path": "x", "content": "y"})\nct.invoke("grep", {"pattern": "p"})\n`, 'python3'),
-    );
+    const f = footprintOf(scanPython(`import comis_tools as ct\nfrom comis_tools import write as w\nct.read({"path": "a"})\nw({"path": "x", "content": "y"})\nct.invoke("grep", {"pattern": "p"})\n`, 'python3'));
     expect(f).toEqual({ tools: ['grep', 'read', 'write'], capabilities: ['orch:read', 'orch:write'], parsed: true });
     expect(scanPython('def (:\n', 'python3').parsed).toBe(false);
   });

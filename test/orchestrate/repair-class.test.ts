@@ -2,12 +2,11 @@ import { describe, expect, it } from 'vitest';
 
 import { classifyRepair, REPAIR_CLASSES } from '../../src/lib/orchestrate/repair-class.js';
 
-const failed = (stderrTail: string, over: Partial<Parameters<typeof classifyRepair>[0]> = {}) =>
-  classifyRepair({ failureClass: 'nonzero_exit', exitCode: 1, denied: false, stderrTail, ...over });
+const failed = (stderrTail: string, over: Partial<Parameters<typeof classifyRepair>[0]> = {}) => classifyRepair({ failureClass: 'nonzero_exit', exitCode: 1, denied: false, stderrTail, ...over });
 
 describe('classifyRepair: the recoverable classes, first match on the stderr tail', () => {
   const cases: [string, string, (typeof REPAIR_CLASSES)[number]][] = [
-    ['python ModuleNotFoundError', "Traceback (most recent call last):\n  File \"/run/comis/script.py\", line 1, in <module>\n    import requests\nModuleNotFoundError: No module named 'requests'\n", 'bad_import'],
+    ['python ModuleNotFoundError', 'Traceback (most recent call last):\n  File "/run/comis/script.py", line 1, in <module>\n    import requests\nModuleNotFoundError: No module named \'requests\'\n', 'bad_import'],
     ['python ImportError', "ImportError: cannot import name 'reed' from 'comis_tools' (/run/comis/comis_tools.py)\n", 'bad_import'],
     ['node ERR_MODULE_NOT_FOUND', "node:internal/modules/esm/resolve:275\nError [ERR_MODULE_NOT_FOUND]: Cannot find module '/run/comis/comis_tool.js' imported from /run/comis/script.mjs\n", 'bad_import'],
     ['node Cannot find package', "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'lodash' imported from /run/comis/script.mjs\n", 'bad_import'],
@@ -18,7 +17,7 @@ describe('classifyRepair: the recoverable classes, first match on the stderr tai
     ['syntax error (js)', "file:///run/comis/script.mjs:3\n  console.log('x'\n  ^^^^^^^^^^^\nSyntaxError: missing ) after argument list\n", 'syntax_error'],
     ['indentation error (py)', '  File "/run/comis/script.py", line 2\n    print(1)\nIndentationError: unexpected indent\n', 'syntax_error'],
     ['type error elsewhere', "TypeError: Cannot read properties of undefined (reading 'length')\n", 'type_error'],
-    ['python type error', "TypeError: can only concatenate str (not \"int\") to str\n", 'type_error'],
+    ['python type error', 'TypeError: can only concatenate str (not "int") to str\n', 'type_error'],
   ];
   for (const [name, tail, cls] of cases) {
     it(name, () => expect(failed(tail)).toEqual({ recoverable: true, cls }));
@@ -44,7 +43,7 @@ describe('classifyRepair: everything else is not repaired', () => {
   });
 
   it('a run with a denied tool call', () => {
-    expect(failed("TypeError: comis_tools.web_fetch: denied (capability_missing)\n", { denied: true })).toEqual({ recoverable: false, why: 'denied_call' });
+    expect(failed('TypeError: comis_tools.web_fetch: denied (capability_missing)\n', { denied: true })).toEqual({ recoverable: false, why: 'denied_call' });
   });
 
   it('a RangeError, a thrown Error, a plain exit code', () => {

@@ -21,7 +21,10 @@ function entryFile(home: string): string {
 describe('the narrowed-SDK cache', () => {
   it('gives what the emitter gives for that tool set, and keeps it privately', async () => {
     const home = tempDir();
-    const direct = emitSdk('all', TOOL_MAP.filter((t) => TOOLS.includes(t.name)));
+    const direct = emitSdk(
+      'all',
+      TOOL_MAP.filter((t) => TOOLS.includes(t.name)),
+    );
     expect(await sdkForTools(home, TOOLS)).toEqual(direct);
     expect(statSync(entryFile(home)).mode & 0o777).toBe(0o600);
     expect(await sdkForTools(home, [...TOOLS].reverse())).toEqual(direct); // same set, same entry
@@ -49,7 +52,12 @@ describe('the narrowed-SDK cache', () => {
     const home = tempDir();
     const two = await sdkForTools(home, TOOLS);
     const one = await sdkForTools(home, ['read']);
-    expect(one).toEqual(emitSdk('all', TOOL_MAP.filter((t) => t.name === 'read')));
+    expect(one).toEqual(
+      emitSdk(
+        'all',
+        TOOL_MAP.filter((t) => t.name === 'read'),
+      ),
+    );
     expect(one).not.toEqual(two);
     await sdkForTools(home, TOOLS, { comisVersion: '0.0.0-old' });
     expect(readdirSync(join(home, 'cache')).filter((n) => n.startsWith('sdk-'))).toHaveLength(3);

@@ -19,7 +19,7 @@ function agent(patch: { toolPolicy?: Partial<AgentConfig['skills']['toolPolicy']
 }
 
 describe('tool policy resolution (profile → allow → deny, deny wins)', () => {
-  it('has the seed\'s seven profiles with their tool lists', () => {
+  it("has the seed's seven profiles with their tool lists", () => {
     expect(Object.keys(TOOL_POLICY_PROFILES)).toEqual(['minimal', 'coding', 'messaging', 'supervisor', 'full', 'cron-minimal', 'heartbeat-minimal']);
     expect(TOOL_POLICY_PROFILES.minimal).toEqual(['read', 'write']);
     expect(TOOL_POLICY_PROFILES.messaging).toEqual(['message', 'session_status']);
@@ -36,7 +36,7 @@ describe('tool policy resolution (profile → allow → deny, deny wins)', () =>
     expect(min.dropped.every((d) => d.why === 'not_in_profile')).toBe(true);
   });
 
-  it('the issue\'s case: minimal with deny [grep, write] leaves read only, each drop with why', () => {
+  it("the issue's case: minimal with deny [grep, write] leaves read only, each drop with why", () => {
     const r = resolve('minimal', [], ['grep', 'write']);
     expect(r.allowed).toEqual(['read']);
     expect(r.dropped).toContainEqual({ tool: 'write', why: 'explicit_deny', entry: 'write' });
@@ -63,7 +63,7 @@ describe('tool policy resolution (profile → allow → deny, deny wins)', () =>
     expect(resolve('constructor').allowed).toEqual([]);
   });
 
-  it('the seed\'s message tool stands for message_send/reply/react; read_file/write_file for read/write', () => {
+  it("the seed's message tool stands for message_send/reply/react; read_file/write_file for read/write", () => {
     expect(resolve('messaging').allowed).toEqual(['message_send', 'message_reply', 'message_react']);
     expect(resolve('cron-minimal').allowed).toEqual(['read', 'write', 'web_search', 'message_send', 'message_reply', 'message_react', 'memory_search']);
     expect(expandEntry('group:memory')).toEqual(['memory_search', 'memory_get', 'memory_store']);

@@ -7,21 +7,12 @@ import { join } from 'node:path';
 
 import { describe, expect, it, vi } from 'vitest';
 
-import {
-  createSliceQueryRunner,
-  isDuckDbAvailable,
-  isSliceError,
-  redactHostPaths,
-  runJsonPath,
-  runSliceQuery,
-  type SliceQueryResult,
-} from '../../src/lib/resultref/duckdb/run-slice-query.js';
+import { createSliceQueryRunner, isDuckDbAvailable, isSliceError, redactHostPaths, runJsonPath, runSliceQuery, type SliceQueryResult } from '../../src/lib/resultref/duckdb/run-slice-query.js';
 import { defaultQuerySpawner, type SpawnQueryProcess } from '../../src/lib/resultref/duckdb/spawn-query-process.js';
 import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/temp.js';
 
 requireDuckDbInCi();
-
 
 /** A run-like layout: `<run>/results/`, as the runner makes it. */
 function makeResults(): string {
@@ -69,10 +60,7 @@ describe.skipIf(skipWithoutDuckDb)('runSliceQuery over real files', () => {
     const results = makeResults();
     writeFileSync(join(results, 'ref-2.csv'), 'city,pop\nOslo,709000\nBergen,291000\nTromso,77000\n');
     writeFileSync(join(results, 'ref-3.jsonl'), '{"a":1}\n{"a":2}\n');
-    expect(rowsOf(await runSliceQuery({ resultsDir: results, query: "SELECT city FROM read_csv('results/ref-2.csv') WHERE pop > 100000 ORDER BY pop" }))).toEqual([
-      { city: 'Bergen' },
-      { city: 'Oslo' },
-    ]);
+    expect(rowsOf(await runSliceQuery({ resultsDir: results, query: "SELECT city FROM read_csv('results/ref-2.csv') WHERE pop > 100000 ORDER BY pop" }))).toEqual([{ city: 'Bergen' }, { city: 'Oslo' }]);
     expect(rowsOf(await runSliceQuery({ resultsDir: results, query: "SELECT sum(pop) AS total FROM read_csv_auto('results/ref-2.csv')" }))).toEqual([{ total: 1077000 }]);
     expect(rowsOf(await runSliceQuery({ resultsDir: results, query: "FROM read_ndjson('results/ref-3.jsonl') SELECT max(a) AS m" }))).toEqual([{ m: 2 }]);
   });
@@ -96,7 +84,7 @@ describe.skipIf(skipWithoutDuckDb)('runSliceQuery over real files', () => {
       await runSliceQuery({
         resultsDir: results,
         query:
-          "SELECT 5::BIGINT AS small, 12345678901234567::BIGINT AS big, 170141183460469231731687303715884105727::HUGEINT AS huge, " +
+          'SELECT 5::BIGINT AS small, 12345678901234567::BIGINT AS big, 170141183460469231731687303715884105727::HUGEINT AS huge, ' +
           "DATE '2024-01-02' AS d, TIMESTAMP '2024-01-02 03:04:05.123456' AS ts, TIMESTAMPTZ '2024-01-02 03:04:05+02' AS tz, " +
           "1.25::DECIMAL(10,2) AS money, 'infinity'::DATE AS forever, [1, 2]::BIGINT[] AS list, {'k': 1::HUGEINT} AS rec, " +
           "'{\"a\":[1,2]}'::JSON AS doc, 'inf'::DOUBLE AS inf, NULL AS nothing, 'x' AS \"__proto__\"",
@@ -161,7 +149,18 @@ describe.skipIf(skipWithoutDuckDb)('runJsonPath over real files', () => {
     const results = makeResults();
     writeFileSync(
       join(results, 'ref-1.json'),
-      JSON.stringify({ items: [{ price: 12.5, name: 'a' }, { price: 7, name: 'b' }], 'a b': { 'c"d': true }, total: 2 }, null, 2),
+      JSON.stringify(
+        {
+          items: [
+            { price: 12.5, name: 'a' },
+            { price: 7, name: 'b' },
+          ],
+          'a b': { 'c"d': true },
+          total: 2,
+        },
+        null,
+        2,
+      ),
     );
     const at = (expr: string) => runJsonPath({ resultsDir: results, ref: 'results/ref-1.json', expr });
     expect(await at('$.items[0].price')).toEqual({ value: 12.5 });
@@ -197,10 +196,10 @@ describe('redactHostPaths', () => {
       ['/tmp/comis-duckdb-abc', ''],
       ['/root', '~'],
     ] as const;
-    const message = redactHostPaths(
-      'IO Error: No files found that match "/tmp/comis-run-r_1/results/x.csv" nor "/tmp/comis-duckdb-abc/y" near /root/.duckdb/ext and /etc/passwd and /srv/data/z\nLINE 1: SELECT',
-      { query: "SELECT * FROM read_csv('/etc/passwd')", roots },
-    );
+    const message = redactHostPaths('IO Error: No files found that match "/tmp/comis-run-r_1/results/x.csv" nor "/tmp/comis-duckdb-abc/y" near /root/.duckdb/ext and /etc/passwd and /srv/data/z\nLINE 1: SELECT', {
+      query: "SELECT * FROM read_csv('/etc/passwd')",
+      roots,
+    });
     expect(message).toBe('IO Error: No files found that match "results/x.csv" nor "y" near ~/.duckdb/ext and /etc/passwd and <path>');
   });
 });

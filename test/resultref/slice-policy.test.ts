@@ -9,9 +9,7 @@ describe('jq slice policy (the one table)', () => {
   });
 
   it('is one regex source that says the same in JS and Python re: word-bounded builtins, $-prefixed variables', () => {
-    expect(JQ_FORBIDDEN_SOURCE).toBe(
-      '\\b(import|include|modulemeta|get_search_list|get_prog_origin|get_jq_origin|input_filename|env|halt_error|input_line_number)\\b|\\$(ENV|__loc__|__prog_args)\\b',
-    );
+    expect(JQ_FORBIDDEN_SOURCE).toBe('\\b(import|include|modulemeta|get_search_list|get_prog_origin|get_jq_origin|input_filename|env|halt_error|input_line_number)\\b|\\$(ENV|__loc__|__prog_args)\\b');
   });
 
   it('refuses every forbidden builtin as a whole word, wherever it sits in the filter', () => {

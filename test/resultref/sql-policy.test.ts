@@ -7,7 +7,39 @@ import { describe, expect, it } from 'vitest';
 import { checkSqlAllowed, DENIED_FUNCTIONS, DENIED_KEYWORDS, deniedFunctionReason, findDeniedInParseTree, looksLikeUrl, MAX_QUERY_CHARS } from '../../src/lib/resultref/duckdb/sql-policy.js';
 
 // Written out here, not read from the module: a keyword dropped from the table must fail this test.
-const KEYWORDS = ['install', 'load', 'attach', 'detach', 'copy', 'export', 'import', 'pragma', 'set', 'reset', 'call', 'create', 'insert', 'update', 'delete', 'drop', 'alter', 'truncate', 'merge', 'vacuum', 'checkpoint', 'use', 'prepare', 'execute', 'deallocate', 'begin', 'commit', 'rollback', 'abort', 'grant', 'revoke'];
+const KEYWORDS = [
+  'install',
+  'load',
+  'attach',
+  'detach',
+  'copy',
+  'export',
+  'import',
+  'pragma',
+  'set',
+  'reset',
+  'call',
+  'create',
+  'insert',
+  'update',
+  'delete',
+  'drop',
+  'alter',
+  'truncate',
+  'merge',
+  'vacuum',
+  'checkpoint',
+  'use',
+  'prepare',
+  'execute',
+  'deallocate',
+  'begin',
+  'commit',
+  'rollback',
+  'abort',
+  'grant',
+  'revoke',
+];
 
 describe('sql policy tables', () => {
   it('denies exactly the statement keywords that change state, load code or reach outside', () => {

@@ -76,7 +76,10 @@ describe('JSON Schema of an MCP tool → TypeScript', () => {
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { x: deep }, required: ['x'] };
     expect(mcpSchemaToTs(deep)).toContain('x: unknown;');
-    const region = mcpTypesRegion('a', [{ server: 's', tool: 'constructor', inputSchema: { type: 'object', properties: {} } }, { server: 's', tool: 'b.c', description: 'x */ y', inputSchema: {} }]);
+    const region = mcpTypesRegion('a', [
+      { server: 's', tool: 'constructor', inputSchema: { type: 'object', properties: {} } },
+      { server: 's', tool: 'b.c', description: 'x */ y', inputSchema: {} },
+    ]);
     expect(region).toContain('"constructor"(args?: Record<string, never>)');
     expect(region).toContain('/** x * / y */');
     expect(region).toContain('"b.c"(args?: Record<string, never>)');

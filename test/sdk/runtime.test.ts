@@ -20,7 +20,24 @@ const RUNTIME = join(repoRoot, 'src/lib/sdk/runtime');
 const PY_RUNTIME = join(RUNTIME, 'comis_tools_runtime.py');
 
 /** Filters the SDK must refuse, and ordinary ones it must pass to jq. */
-const REFUSED = ['$ENV', '$ENV.PATH', 'env', 'env.HOME', '[$ENV]', 'import "a" as a; .', 'include "x"; .', 'input_filename', '$__loc__', '$__prog_args', 'halt_error', 'get_search_list', 'modulemeta', 'get_prog_origin', 'get_jq_origin', 'input_line_number'];
+const REFUSED = [
+  '$ENV',
+  '$ENV.PATH',
+  'env',
+  'env.HOME',
+  '[$ENV]',
+  'import "a" as a; .',
+  'include "x"; .',
+  'input_filename',
+  '$__loc__',
+  '$__prog_args',
+  'halt_error',
+  'get_search_list',
+  'modulemeta',
+  'get_prog_origin',
+  'get_jq_origin',
+  'input_line_number',
+];
 const ALLOWED = ['.', '.id', 'select(.id == 7) | .id', '.environment', '.envs', '.imports', '$ENVX', 'map(.included)'];
 
 /** Python without bytecode files next to the sources. */
@@ -51,7 +68,9 @@ print(json.dumps({"tools": m.describe(), "placeholder": verdict(".")}))
 m._JQ_FORBIDDEN = re.compile(sys.argv[2])
 print(json.dumps({e: verdict(e) for e in json.loads(sys.argv[3])}))
 `;
-    const [first, second] = python(['-c', code, PY_RUNTIME, JQ_FORBIDDEN_SOURCE, JSON.stringify([...REFUSED, ...ALLOWED])]).trim().split('\n');
+    const [first, second] = python(['-c', code, PY_RUNTIME, JQ_FORBIDDEN_SOURCE, JSON.stringify([...REFUSED, ...ALLOWED])])
+      .trim()
+      .split('\n');
     // Fail closed: the raw file, should it ever be loaded unfilled, lets no filter through.
     expect(JSON.parse(first!)).toEqual({ tools: [], placeholder: 'jq_refused' });
     const verdicts = JSON.parse(second!) as Record<string, string>;

@@ -20,12 +20,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import {
-  runConfinedQueryUnchecked,
-  runSliceQuery,
-  type SliceQueryOptions,
-  type SliceQueryResult,
-} from '../../src/lib/resultref/duckdb/run-slice-query.js';
+import { runConfinedQueryUnchecked, runSliceQuery, type SliceQueryOptions, type SliceQueryResult } from '../../src/lib/resultref/duckdb/run-slice-query.js';
 import { defaultQuerySpawner, spawnQueryProcessPlain, type SpawnQueryProcess } from '../../src/lib/resultref/duckdb/spawn-query-process.js';
 import { ComisError } from '../../src/lib/errors.js';
 import { detectSandboxProvider } from '../../src/lib/jail/spawn.js';
@@ -189,7 +184,7 @@ describe.skipIf(skipWithoutDuckDb || !hasJail)('DuckDB slicer under attack (jail
     "SELECT * FROM read_blob('results/../secret.txt')",
     "SELECT * FROM glob('/*')",
     "SELECT * FROM query('SELECT content FROM rea' || 'd_text(''/etc/passwd'')')",
-    "SELECT * FROM duckdb_settings()",
+    'SELECT * FROM duckdb_settings()',
     "SELECT current_setting('allowed_directories') AS a",
     'SET enable_external_access = true',
     "SET allowed_directories = ['/']",
@@ -215,12 +210,7 @@ describe.skipIf(skipWithoutDuckDb || !hasJail)('DuckDB slicer under attack (jail
     const r = makeRun();
     symlinkSync(r.secretPath, join(r.results, 'link.csv'));
     symlinkSync(r.runDir, join(r.results, 'up'));
-    for (const query of [
-      "SELECT * FROM read_csv('results/link.csv')",
-      "SELECT * FROM read_json_auto('results/link.csv')",
-      "SELECT * FROM read_csv('results/up/secret.txt')",
-      "SELECT id FROM read_json_auto('results/ref-1.jsonl')",
-    ]) {
+    for (const query of ["SELECT * FROM read_csv('results/link.csv')", "SELECT * FROM read_json_auto('results/link.csv')", "SELECT * FROM read_csv('results/up/secret.txt')", "SELECT id FROM read_json_auto('results/ref-1.jsonl')"]) {
       const result = await runSliceQuery({ resultsDir: r.results, query });
       expectRefusedWithoutLeak(result, r);
       expect(result).toMatchObject({ code: 'results_unsafe' });
@@ -330,12 +320,7 @@ describe.skipIf(skipWithoutDuckDb || !hasJail)('engine and jail alone: queries t
   });
 
   it('writes fail: the results directory is read-only in the jail (the engine alone would allow them there)', async () => {
-    for (const query of [
-      "COPY (SELECT 42 AS answer) TO 'results/out.csv'",
-      "ATTACH 'results/evil.db' AS evil",
-      "EXPORT DATABASE 'results/dump'",
-      "COPY (SELECT 42 AS answer) TO '/tmp/out.csv'",
-    ]) {
+    for (const query of ["COPY (SELECT 42 AS answer) TO 'results/out.csv'", "ATTACH 'results/evil.db' AS evil", "EXPORT DATABASE 'results/dump'", "COPY (SELECT 42 AS answer) TO '/tmp/out.csv'"]) {
       expect(await engine(query)).toHaveProperty('error');
     }
     expect(readdirSync(run.results).sort()).toEqual(['ref-1.jsonl', 'ref-2.csv']);

@@ -121,10 +121,7 @@ describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
   });
 
   it('a .sql() still running when the script exits normally is gone when the run returns', async () => {
-    const { seenDuring, result } = await runWithEndlessQuery(
-      `ref.sql(${JSON.stringify(ENDLESS)}).catch(() => undefined);\nawait new Promise((r) => setTimeout(r, 4000));\nprocess.exit(0);`,
-      60_000,
-    );
+    const { seenDuring, result } = await runWithEndlessQuery(`ref.sql(${JSON.stringify(ENDLESS)}).catch(() => undefined);\nawait new Promise((r) => setTimeout(r, 4000));\nprocess.exit(0);`, 60_000);
     expect(result.stdout).toBe('querying\n');
     expect(result.outcome).toBe('success');
     expect(seenDuring, 'the DuckDB child ran during the run').toBe(true);
@@ -144,10 +141,16 @@ describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
     comis.stderr.resume();
     try {
       let running: number[] = [];
-      await until(() => {
-        running = queryChildren(comis.pid).filter((c) => c.ticks >= QUERY_RAN_TICKS).map((c) => c.pid);
-        return running.length > 0;
-      }, 60_000, 'the DuckDB query to run');
+      await until(
+        () => {
+          running = queryChildren(comis.pid)
+            .filter((c) => c.ticks >= QUERY_RAN_TICKS)
+            .map((c) => c.pid);
+          return running.length > 0;
+        },
+        60_000,
+        'the DuckDB query to run',
+      );
       comis.kill('SIGKILL');
       // Parent-death signals are delivered asynchronously: poll (a liveness bound, not a timing claim).
       await until(() => running.every((pid) => !stillQueryChild(pid)), 20_000, 'the query child to die');
@@ -156,7 +159,7 @@ describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
     }
   });
 
-  it('a query child lives at most its maxLifetimeMs even while the daemon\'s event loop is blocked (the jail supervisor); control: without it, it lives on', async () => {
+  it("a query child lives at most its maxLifetimeMs even while the daemon's event loop is blocked (the jail supervisor); control: without it, it lives on", async () => {
     const spawnQuery = await defaultQuerySpawner();
     const results = join(tempDir('comis-duck-life-'), 'results');
     mkdirSync(results);

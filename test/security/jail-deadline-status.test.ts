@@ -38,7 +38,7 @@ async function run(source: string, extra: Partial<OrchestrateOptions> = {}, conf
   return res.public;
 }
 
-describe('the deadline does not depend on comis\'s event loop', () => {
+describe("the deadline does not depend on comis's event loop", () => {
   it('the supervisor kills the jail while the event loop is blocked; without it the jail lives on (control)', async () => {
     for (const supervised of [true, false]) {
       const mark = marker();
@@ -73,7 +73,7 @@ describe('the deadline does not depend on comis\'s event loop', () => {
     }
   });
 
-  it('kill() of a supervised jail at any moment of its start leaves nothing (the supervisor\'s whole process group is ended)', async () => {
+  it("kill() of a supervised jail at any moment of its start leaves nothing (the supervisor's whole process group is ended)", async () => {
     for (const delayMs of [0, 5, 20, 60]) {
       const mark = marker();
       const ws = workspace();

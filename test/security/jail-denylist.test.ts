@@ -125,7 +125,9 @@ print(json.dumps(out))
 `;
 
 function kernelAtLeast(major: number, minor: number): boolean {
-  const [a = 0, b = 0] = release().split('.').map((x) => Number.parseInt(x, 10));
+  const [a = 0, b = 0] = release()
+    .split('.')
+    .map((x) => Number.parseInt(x, 10));
   return a > major || (a === major && b >= minor);
 }
 

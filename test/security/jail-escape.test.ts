@@ -17,7 +17,34 @@ import { python, root, runInJail } from '../jail/helpers.js';
 
 const arch = hostSeccompArch()!;
 const NR = Object.fromEntries(
-  (['ptrace', 'process_vm_readv', 'process_vm_writev', 'keyctl', 'add_key', 'request_key', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'unshare', 'setns', 'personality', 'mount', 'umount2', 'pivot_root', 'kexec_load', 'init_module', 'reboot', 'acct', 'swapon', 'fsopen', 'open_tree', 'ioctl'] as SyscallName[]).map((n) => [n, syscallNumber(n, arch)]),
+  (
+    [
+      'ptrace',
+      'process_vm_readv',
+      'process_vm_writev',
+      'keyctl',
+      'add_key',
+      'request_key',
+      'bpf',
+      'perf_event_open',
+      'userfaultfd',
+      'io_uring_setup',
+      'unshare',
+      'setns',
+      'personality',
+      'mount',
+      'umount2',
+      'pivot_root',
+      'kexec_load',
+      'init_module',
+      'reboot',
+      'acct',
+      'swapon',
+      'fsopen',
+      'open_tree',
+      'ioctl',
+    ] as SyscallName[]
+  ).map((n) => [n, syscallNumber(n, arch)]),
 );
 
 /**
@@ -127,7 +154,15 @@ describe('jail privileges and escape', () => {
   it('cannot remount a read-only bind read-write, nor mount anything (setuid mount binary included)', async () => {
     const py = python();
     const r = await runInJail({
-      command: ['/bin/sh', '-c', `/usr/bin/mount -o remount,rw /usr; echo "mount=$?"; /usr/bin/mount -t tmpfs none /workspace; echo "tmpfs=$?"; ${py.cmd('').map((a) => `'${a}'`).slice(0, -2).join(' ')} -I -c "import ctypes,os; libc=ctypes.CDLL(None,use_errno=True); print('sys_mount', libc.mount(b'none', b'/usr', None, 32|1, None), ctypes.get_errno())"; touch /usr/x 2>/dev/null; echo "touch=$?"`],
+      command: [
+        '/bin/sh',
+        '-c',
+        `/usr/bin/mount -o remount,rw /usr; echo "mount=$?"; /usr/bin/mount -t tmpfs none /workspace; echo "tmpfs=$?"; ${py
+          .cmd('')
+          .map((a) => `'${a}'`)
+          .slice(0, -2)
+          .join(' ')} -I -c "import ctypes,os; libc=ctypes.CDLL(None,use_errno=True); print('sys_mount', libc.mount(b'none', b'/usr', None, 32|1, None), ctypes.get_errno())"; touch /usr/x 2>/dev/null; echo "touch=$?"`,
+      ],
       mounts: py.mounts,
     });
     expect(r.stdout).toMatch(/mount=[1-9]/);
@@ -161,7 +196,31 @@ print('su', p.returncode, b'uid=0' in p.stdout)
     const r = await runInJail({ command: py.cmd(SYSCALL_PROBES), mounts: py.mounts });
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as Record<string, number> & { tty: Record<string, number | boolean | string> };
-    for (const name of ['ptrace', 'process_vm_readv', 'process_vm_writev', 'keyctl', 'add_key', 'request_key', 'bpf', 'perf_event_open', 'userfaultfd', 'io_uring_setup', 'unshare', 'setns', 'personality', 'mount', 'umount2', 'pivot_root', 'kexec_load', 'init_module', 'reboot', 'acct', 'swapon', 'fsopen', 'open_tree']) {
+    for (const name of [
+      'ptrace',
+      'process_vm_readv',
+      'process_vm_writev',
+      'keyctl',
+      'add_key',
+      'request_key',
+      'bpf',
+      'perf_event_open',
+      'userfaultfd',
+      'io_uring_setup',
+      'unshare',
+      'setns',
+      'personality',
+      'mount',
+      'umount2',
+      'pivot_root',
+      'kexec_load',
+      'init_module',
+      'reboot',
+      'acct',
+      'swapon',
+      'fsopen',
+      'open_tree',
+    ]) {
       expect(out[name], name).toBe(EPERM);
     }
     expect(out.personality_query).toBe(0); // the no-op query stays allowed
@@ -185,7 +244,41 @@ print('su', p.returncode, b'uid=0' in p.stdout)
     const [cmd, ...pre] = [...drop, 'bwrap'];
     const res = spawnSync(
       cmd!,
-      [...pre, '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--ro-bind', script, '/probe.py', '/usr/bin/python3', '-I', '/probe.py'],
+      [
+        ...pre,
+        '--unshare-all',
+        '--unshare-user',
+        '--uid',
+        '1000',
+        '--gid',
+        '1000',
+        '--cap-drop',
+        'ALL',
+        '--die-with-parent',
+        '--new-session',
+        '--ro-bind',
+        '/usr',
+        '/usr',
+        '--symlink',
+        'usr/lib',
+        '/lib',
+        '--symlink',
+        'usr/lib64',
+        '/lib64',
+        '--symlink',
+        'usr/bin',
+        '/bin',
+        '--proc',
+        '/proc',
+        '--dev',
+        '/dev',
+        '--ro-bind',
+        script,
+        '/probe.py',
+        '/usr/bin/python3',
+        '-I',
+        '/probe.py',
+      ],
       { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8', timeout: 30_000 },
     );
     expect(res.stderr).toBe('');

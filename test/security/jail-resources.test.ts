@@ -110,7 +110,9 @@ except OSError as e:
   });
 
   it('filling /tmp or /dev/shm past tmpSizeMb fails with ENOSPC; / and /dev take nothing', async () => {
-    const script = ['/tmp', '/dev/shm'].map((d) => `head -c 20971520 /dev/zero > ${d}/fill 2>/dev/null; echo "${d} rc=$? $(wc -c < ${d}/fill)"`).join('; ') + '; (echo x > /fill) 2>/dev/null || echo "root refused"; (echo x > /dev/fill) 2>/dev/null || echo "dev refused"';
+    const script =
+      ['/tmp', '/dev/shm'].map((d) => `head -c 20971520 /dev/zero > ${d}/fill 2>/dev/null; echo "${d} rc=$? $(wc -c < ${d}/fill)"`).join('; ') +
+      '; (echo x > /fill) 2>/dev/null || echo "root refused"; (echo x > /dev/fill) 2>/dev/null || echo "dev refused"';
     const r = await runInJail({ command: ['/bin/sh', '-c', script], limits: { ...limits, tmpSizeMb: 8 } });
     for (const d of ['/tmp', '/dev/shm']) {
       const m = new RegExp(`${d} rc=(\\d+) (\\d+)`).exec(r.stdout);

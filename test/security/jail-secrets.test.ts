@@ -56,7 +56,7 @@ print(json.dumps({'env': dict(os.environ), 'proc': blobs}))
     expect(out.proc['1/cmdline']).not.toContain(BEARER);
   });
 
-  it('the bearer passed in env is on no host command line, and bubblewrap\'s host environ is empty', async () => {
+  it("the bearer passed in env is on no host command line, and bubblewrap's host environ is empty", async () => {
     const n = node();
     let hostCmdlinesWithBearer: string[] = [];
     let bwrapEnviron = 'unread';

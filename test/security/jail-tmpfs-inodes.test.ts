@@ -18,9 +18,7 @@ import { limits, runInJail } from '../jail/helpers.js';
 
 const LIMIT = 300;
 /** Creates empty files until one fails; prints how many it made, the errno text, and statfs's inode total. */
-const FLOOD = ['/tmp', '/dev/shm']
-  .map((d) => `i=0; while [ $i -lt 1000 ] && touch ${d}/f$i 2>/dev/null; do i=$((i+1)); done; echo "${d} made=$i total=$(stat -f -c %c ${d})"`)
-  .join('; ');
+const FLOOD = ['/tmp', '/dev/shm'].map((d) => `i=0; while [ $i -lt 1000 ] && touch ${d}/f$i 2>/dev/null; do i=$((i+1)); done; echo "${d} made=$i total=$(stat -f -c %c ${d})"`).join('; ');
 
 function made(stdout: string, dir: string): { made: number; total: number } {
   const m = new RegExp(`${dir} made=(\\d+) total=(\\d+)`).exec(stdout);

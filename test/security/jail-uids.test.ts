@@ -27,7 +27,7 @@ import { tempDir } from '../helpers/temp.js';
 import { pidsOfUid, python, runInJail, until } from '../jail/helpers.js';
 
 const root = isRoot();
-const NOT_ROOT = 'not root: the jail runs as the caller\'s own uid, no uid is allocated';
+const NOT_ROOT = "not root: the jail runs as the caller's own uid, no uid is allocated";
 
 /** The derivation this registry replaced. */
 const oldUid = (path: string): number => 200_000 + (fnv1a(path) % 100_000);

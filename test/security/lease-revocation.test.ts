@@ -82,7 +82,7 @@ describe('lease revocation in one process', () => {
     expect(await call(sockB.path, b.bearer)).toMatchObject({ ok: true });
   });
 
-  it('two real runs in one process, one registry: the sibling\'s bearer is refused on the live socket, and the runner revokes the lease it minted', async () => {
+  it("two real runs in one process, one registry: the sibling's bearer is refused on the live socket, and the runner revokes the lease it minted", async () => {
     const home = tempDir('comis-lease-');
     const agent = resolveAgent(await loadConfig({ home }));
     const registry = new LeaseRegistry();

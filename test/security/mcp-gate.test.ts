@@ -43,7 +43,9 @@ describe('comis_tools.mcp at the socket', () => {
     const res = h.run(['orchestrate', h.script('gate.mjs', script), '--json']);
     const body = parseJson(res.stdout);
     const [echo, sum, nope] = (body.result.stdout as string).trim().split('\n');
-    expect(echo).toMatch(/^ok \{"type":"McpResult","source":"mcp:everything.echo","isError":false,"content":\[\],"untrusted":true,"text":"<<<EXTERNAL_UNTRUSTED_CONTENT id=[0-9a-f]+ source=mcp:everything.echo>>>\\nEcho: hi\\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=[0-9a-f]+>>>"\}$/);
+    expect(echo).toMatch(
+      /^ok \{"type":"McpResult","source":"mcp:everything.echo","isError":false,"content":\[\],"untrusted":true,"text":"<<<EXTERNAL_UNTRUSTED_CONTENT id=[0-9a-f]+ source=mcp:everything.echo>>>\\nEcho: hi\\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id=[0-9a-f]+>>>"\}$/,
+    );
     expect(sum).toBe('err mcp_not_allowed comis_tools.mcp.everything.get-sum is not allowlisted for agent "default": add "everything.get-sum" (or "everything" for all its tools) to agents.default.autonomy.mcp.allow');
     expect(nope).toMatch(/^err mcp_not_allowed comis_tools\.mcp\.nope_srv\.secretcanary is not allowlisted/);
     expect(auditOf(h.home, body.result.leaseId)).toEqual([
@@ -129,10 +131,19 @@ describe('comis_tools.mcp at the socket', () => {
     expect(JSON.stringify(escape.structuredContent)).not.toMatch(/external[\s_]untrusted[\s_]content/i);
     expect(Object.keys(escape.structuredContent)).not.toContain('__proto__');
     const parts = JSON.parse(lines[1]!) as { type: string; mimeType: string; bytes: number; file: string }[];
-    expect(parts.map((p) => [p.type, p.mimeType, p.bytes])).toEqual([['image', 'image/png', 4], ['audio', 'audio/wav', 4], ['resource', 'application/octet-stream', 5]]);
+    expect(parts.map((p) => [p.type, p.mimeType, p.bytes])).toEqual([
+      ['image', 'image/png', 4],
+      ['audio', 'audio/wav', 4],
+      ['resource', 'application/octet-stream', 5],
+    ]);
     expect(parts[0]!.file).toMatch(/^results\/mcp-\d+\.png$/);
     expect(lines[2]).toBe('89504e47');
-    expect(JSON.parse(lines[3]!)).toEqual({ items: [{ id: 1, name: 'a' }, { id: 2, name: 'b' }] });
+    expect(JSON.parse(lines[3]!)).toEqual({
+      items: [
+        { id: 1, name: 'a' },
+        { id: 2, name: 'b' },
+      ],
+    });
     expect(lines[4]).toBe('true');
     // A tool that throws: the SDK server answers isError with the message, which is data like any text.
     const thrown = JSON.parse(lines[5]!) as { ok: boolean; result: { isError: boolean; text: string } };

@@ -40,7 +40,12 @@ function startComis(h: Home, args: string[]): { child: ChildProcess; done: Promi
 }
 
 function killAll(pids: number[]): void {
-  for (const p of pids) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+  for (const p of pids)
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
 }
 
 const FORK = `${RAW_MCP}\nconst r = await mcpCall('edge', 'fork_stubborn', {});\nconsole.log(r.ok ? 'forked' : r.error.code);`;
@@ -51,7 +56,10 @@ describe('no MCP server process outlives its run', () => {
     const h = makeHome(mcpConfigYaml({ default: ['edge'] }, { marker, edgeEnv: { EDGE_IGNORE_TERM: '1' } }));
     const run = startComis(h, ['orchestrate', h.script('fork.mjs', `${FORK}\nawait new Promise((r) => setTimeout(r, 3000));`), '--json']);
     // Positive control: bubblewrap, the server and its two children carry the marker while the run lasts.
-    const during = await waitFor('the server tree', () => { const p = pidsWithMarker(marker); return p.length >= 4 ? p : undefined; });
+    const during = await waitFor('the server tree', () => {
+      const p = pidsWithMarker(marker);
+      return p.length >= 4 ? p : undefined;
+    });
     const { code, stdout } = await run.done;
     try {
       expect(code).toBe(0);
@@ -66,7 +74,10 @@ describe('no MCP server process outlives its run', () => {
     const marker = `m-${randomBytes(6).toString('hex')}`;
     const h = makeHome(mcpConfigYaml({ default: ['edge'] }, { marker, edgeEnv: { EDGE_IGNORE_TERM: '1' } }));
     const run = startComis(h, ['orchestrate', h.script('hang.mjs', `${FORK}\nawait new Promise(() => setInterval(() => {}, 1000));`), '--timeout-ms', '5000', '--json']);
-    const during = await waitFor('the server tree', () => { const p = pidsWithMarker(marker); return p.length >= 4 ? p : undefined; });
+    const during = await waitFor('the server tree', () => {
+      const p = pidsWithMarker(marker);
+      return p.length >= 4 ? p : undefined;
+    });
     const { stdout } = await run.done;
     try {
       expect(parseJson(stdout).error?.code ?? parseJson(stdout).result?.failureClass).toMatch(/timeout|RUN_FAILED/);
@@ -80,7 +91,10 @@ describe('no MCP server process outlives its run', () => {
     const marker = `m-${randomBytes(6).toString('hex')}`;
     const h = makeHome(mcpConfigYaml({ default: ['edge'] }, { marker, edgeEnv: { EDGE_IGNORE_TERM: '1' } }));
     const run = startComis(h, ['orchestrate', h.script('hang.mjs', `${FORK}\nawait new Promise(() => setInterval(() => {}, 1000));`), '--json']);
-    const during = await waitFor('the server tree', () => { const p = pidsWithMarker(marker); return p.length >= 4 ? p : undefined; });
+    const during = await waitFor('the server tree', () => {
+      const p = pidsWithMarker(marker);
+      return p.length >= 4 ? p : undefined;
+    });
     run.child.kill('SIGKILL');
     await run.done;
     try {
@@ -90,7 +104,7 @@ describe('no MCP server process outlives its run', () => {
     }
   });
 
-  it('positive control: a client on the SDK\'s own stdio transport, SIGKILLed, leaves the stubborn tree behind', async () => {
+  it("positive control: a client on the SDK's own stdio transport, SIGKILLed, leaves the stubborn tree behind", async () => {
     const marker = `m-${randomBytes(6).toString('hex')}`;
     const client = `import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -134,11 +148,17 @@ describe('the jail cannot reach an MCP server directly', () => {
     // Not h.run: the HTTP server lives in this process, whose event loop must keep running.
     const { stdout } = await startComis(h, ['orchestrate', h.script('http.mjs', script), '--json']).done;
     const body = parseJson(stdout);
-    const out = `${body.result?.stdout ?? ""}${body.result?.stderrTail ?? ""}${body.error?.message ?? ""}`;
+    const out = `${body.result?.stdout ?? ''}${body.result?.stderrTail ?? ''}${body.error?.message ?? ''}`;
     expect(out).toMatch(/^direct (ECONNREFUSED|ENETUNREACH|EACCES|EPERM)\n/);
     expect(out).toContain('gate true');
     // Positive control: from the host the port is open.
-    await new Promise<void>((resolve, reject) => { const s = connect(port, '127.0.0.1', () => { s.destroy(); resolve(); }); s.on('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve();
+      });
+      s.on('error', reject);
+    });
   });
 
   it('its stdio server process is invisible to the jail (own pid namespace); the host sees it', async () => {

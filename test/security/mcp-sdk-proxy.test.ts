@@ -75,9 +75,7 @@ describe('comis_tools.mcp from the SDK', () => {
     const js = `import { comis_tools } from './comis_tools.js';\nimport util from 'node:util';\nconst srv = await comis_tools.mcp.everything;\nconst ns = await comis_tools.mcp;\nconsole.log(typeof srv.echo, typeof ns.describe);\nconsole.log(['then', 'catch', 'finally', 'toJSON', 'constructor', '__proto__', 'inspect', 'valueOf'].map((k) => typeof comis_tools.mcp.everything[k] + '/' + typeof comis_tools.mcp[k]).join(' '));\nconsole.log(typeof comis_tools.mcp.everything[Symbol.toPrimitive], typeof comis_tools.mcp[Symbol.iterator], typeof comis_tools.mcp[util.inspect.custom]);\nconsole.log(JSON.stringify(comis_tools.mcp.everything), Object.keys(comis_tools.mcp).length, Object.getPrototypeOf(comis_tools.mcp));\nutil.inspect(comis_tools.mcp.everything); String(Object.prototype.toString.call(comis_tools.mcp));\n// Positive control: a real call on the same proxy reaches the socket.\nconsole.log((await comis_tools.mcp.everything.echo({ message: 'x' })).source);`;
     const res = h.run(['orchestrate', h.script('then.mjs', js), '--json']);
     const body = parseJson(res.stdout);
-    expect(body.result.stdout).toBe(
-      'function function\n' + Array(8).fill('undefined/undefined').join(' ') + '\nundefined undefined undefined\n{} 0 null\nmcp:everything.echo\n',
-    );
+    expect(body.result.stdout).toBe('function function\n' + Array(8).fill('undefined/undefined').join(' ') + '\nundefined undefined undefined\n{} 0 null\nmcp:everything.echo\n');
     // Exactly one MCP call reached the socket: the positive control.
     expect(audit(h.home, body.result.leaseId)).toEqual([{ tool: 'mcp:everything.echo', capability: 'orch:mcp', decision: 'allow', reason: null }]);
   });

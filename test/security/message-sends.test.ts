@@ -16,15 +16,31 @@ import { parseJson } from '../helpers/cli.js';
 import { comisAsync, startFakeTelegram, type FakeTelegram } from '../helpers/message-fakes.js';
 import { makeHome, type Home } from '../helpers/orchestrate.js';
 
-const lines = (path: string): Array<Record<string, unknown>> => (existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
+const lines = (path: string): Array<Record<string, unknown>> =>
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
 
 async function run(h: Home, code: string, extra: string[] = [], env: Record<string, string> = {}): Promise<{ body: any; out: any[]; stderr: string }> {
   const res = await comisAsync(h.home, ['orchestrate', h.script('s.ts', `import { comis_tools } from './comis_tools.js';\n${code}`), '--json', ...extra], env);
   const body = parseJson(res.stdout);
-  return { body, stderr: res.stderr, out: String(body.result?.stdout ?? '').trim().split('\n').filter(Boolean).map((l: string) => JSON.parse(l)) };
+  return {
+    body,
+    stderr: res.stderr,
+    out: String(body.result?.stdout ?? '')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l: string) => JSON.parse(l)),
+  };
 }
 
-const tryIt = (expr: string): string => `try { const r = await ${expr}; console.log(JSON.stringify({ ok: true, channel: r.channel, channelId: r.channelId })); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
+const tryIt = (expr: string): string =>
+  `try { const r = await ${expr}; console.log(JSON.stringify({ ok: true, channel: r.channel, channelId: r.channelId })); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
 
 function auditRows(home: string): Array<Record<string, unknown>> {
   const db = new Database(join(home, 'comis.db'), { readonly: true });
@@ -98,7 +114,9 @@ describe('message_* attacks', () => {
 
   it('the admin subset (message_edit, message_delete, message_fetch) is denied by origin, audited; control: message_send through the same invoke() goes', async () => {
     const h = makeHome();
-    const code = ['message_edit', 'message_delete', 'message_fetch', 'message_send'].map((t) => tryIt(`comis_tools.invoke('${t}', { message_id: '1', text: 'x' })`).replace("{ message_id: '1', text: 'x' }", t === 'message_send' ? "{ text: 'x' }" : "{ message_id: '1', text: 'x' }")).join('\n');
+    const code = ['message_edit', 'message_delete', 'message_fetch', 'message_send']
+      .map((t) => tryIt(`comis_tools.invoke('${t}', { message_id: '1', text: 'x' })`).replace("{ message_id: '1', text: 'x' }", t === 'message_send' ? "{ text: 'x' }" : "{ message_id: '1', text: 'x' }"))
+      .join('\n');
     const { out } = await run(h, code);
     expect(out.slice(0, 3).map((o) => o.code)).toEqual(['denied_by_origin', 'denied_by_origin', 'denied_by_origin']);
     expect(out[0].message).toContain('admin subset of message.*');
@@ -124,7 +142,9 @@ describe('the channel token never leaves comis', () => {
   }
 
   it('a refused token (401) shows in no error, stdout, stderr, store row, store file, log or outbox entry; control: the fake did receive it', async () => {
-    const h = makeHome(`channels:\n  telegram:\n    type: telegram\n    tokenEnv: TG_TOKEN\n    baseUrl: ${tg.baseUrl}\n    maxAttempts: 1\nagents:\n  default:\n    autonomy:\n      durability:\n        enabled: true\n      message:\n        origin: telegram/chat123\n`);
+    const h = makeHome(
+      `channels:\n  telegram:\n    type: telegram\n    tokenEnv: TG_TOKEN\n    baseUrl: ${tg.baseUrl}\n    maxAttempts: 1\nagents:\n  default:\n    autonomy:\n      durability:\n        enabled: true\n      message:\n        origin: telegram/chat123\n`,
+    );
     const before = tg.calls.length;
     const code = tryIt(`comis_tools.message_send({ text: 'hello' }, 'tok-1')`);
     const res = await comisAsync(h.home, ['orchestrate', h.script('t.ts', `import { comis_tools } from './comis_tools.js';\n${code}`), '--json'], { TG_TOKEN: TOKEN });

@@ -166,15 +166,12 @@ await comis_tools.write({ path: '${CANARY}-path', content: planted });
   it('the model key (model.apiKeyEnv) reaches the model and nothing else: no output, log, table or request body carries it', async () => {
     const key = 'sk-model-CANARY-4f0e9b7d2c1a8e36';
     // A hostile endpoint: a 401 whose error message echoes the whole Authorization header.
-    const fake = await startFakeModel({ answer: () => "```python\nimport os, comis_tools\nprint(sorted(os.environ))\n```" });
+    const fake = await startFakeModel({ answer: () => '```python\nimport os, comis_tools\nprint(sorted(os.environ))\n```' });
     const h = makeHome(`agents:\n  default:\n    model:\n      baseUrl: ${fake.baseUrl}\n      name: tiny\n      class: small\n      apiKeyEnv: COMIS_TEST_MODEL_KEY\n`);
     h.workspace();
     const bad = h.script('bad.py', "import sys\nsys.stderr.write('key? ' + str(__import__('os').environ.get('COMIS_TEST_MODEL_KEY')) + '\\n')\nimport comis_tool\n");
     const env = { COMIS_TEST_MODEL_KEY: key };
-    const runs = [
-      await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--json', '--verbose'], { home: h.home, env }),
-      await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--verbose'], { home: h.home, env }),
-    ];
+    const runs = [await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--json', '--verbose'], { home: h.home, env }), await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--verbose'], { home: h.home, env })];
     fake.queue({ kind: 'raw', status: 401, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error', code: 'invalid_api_key' } }) });
     runs.push(await runComisAsync(['orchestrate', bad, '--session', 'key-canary', '--json', '--verbose'], { home: h.home, env }));
     // Positive controls: the key reached the model (and only as the bearer), the repair ran, and the 401 did echo it.

@@ -56,7 +56,7 @@ describe('the one-shot repair request and its re-run', { timeout: 240_000 }, () 
     // What must not be there.
     for (const needle of [bearer!, hostSecret, h.home, dirname(script), repoRoot, ws]) expect(body, needle).not.toContain(needle);
     // The script's own text is there (that is what gets repaired), nothing else of the host.
-    expect(fake.requests[0]!.json!.messages![1]!.content).toContain("import comis_tool\n");
+    expect(fake.requests[0]!.json!.messages![1]!.content).toContain('import comis_tool\n');
     // Same envelope: the re-run had the same lease bearer and run id.
     expect(readFileSync(join(ws, 'lease-2.txt'), 'utf8')).toBe(`${bearer} ${runId}`);
     expect(result.runId).toBe(runId);
@@ -110,7 +110,8 @@ describe('the one-shot repair request and its re-run', { timeout: 240_000 }, () 
 
 describe('the repaired script text is the only thing the model controls', { timeout: 240_000 }, () => {
   it('an answer that tries to leave the jail gets the same jail: no network, no host file', async () => {
-    const escape = "import socket, os\nwith open('attempts.txt', 'a') as f:\n    f.write('repaired\\n')\nres = []\ntry:\n    socket.create_connection(('127.0.0.1', PORT), timeout=2)\n    res.append('net-open')\nexcept Exception as e:\n    res.append('net-' + type(e).__name__)\nres.append('home-' + str(os.path.exists(HOME)))\nprint(' '.join(res))\n";
+    const escape =
+      "import socket, os\nwith open('attempts.txt', 'a') as f:\n    f.write('repaired\\n')\nres = []\ntry:\n    socket.create_connection(('127.0.0.1', PORT), timeout=2)\n    res.append('net-open')\nexcept Exception as e:\n    res.append('net-' + type(e).__name__)\nres.append('home-' + str(os.path.exists(HOME)))\nprint(' '.join(res))\n";
     const fake = await startFakeModel();
     const h = makeHome(modelYaml(fake));
     const ws = h.workspace();

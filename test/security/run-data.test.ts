@@ -81,7 +81,9 @@ describe('run data is private', () => {
       const [name] = readdirSync(runs);
       expect(name).toMatch(new RegExp(`^${run.child.pid}-\\d+-r-`));
       const sdk = join(runs, name!, 'sdk');
-      const sourceFile = readdirSync(sdk).map((n) => join(sdk, n)).find((p) => readFileSync(p, 'utf8').includes('SCRIPT-SOURCE-MARKER-5821'))!;
+      const sourceFile = readdirSync(sdk)
+        .map((n) => join(sdk, n))
+        .find((p) => readFileSync(p, 'utf8').includes('SCRIPT-SOURCE-MARKER-5821'))!;
       expect(sourceFile).toBeDefined();
       expect(lstatSync(runs).mode & 0o777).toBe(0o700);
       expect(lstatSync(join(runs, name!)).mode & 0o777).toBe(0o700);
@@ -357,7 +359,11 @@ describe('workspace quota (on by default)', () => {
       // Not root, a directory comis cannot read is a violation of its own, whatever the quota...
       killedByQuota(large.body);
       // ...and the same bytes in plain sight finish under it (the control).
-      const plain = orchestrate(makeHome(config(1024, 100_000)), 'plain.mjs', HIDDEN.replaceAll("chmodSync('hide', 0)", "chmodSync('hide', 0o700)").replaceAll("mode: 0o300", 'mode: 0o700').replaceAll("chmodSync('hide', 0o300)", "chmodSync('hide', 0o700)"));
+      const plain = orchestrate(
+        makeHome(config(1024, 100_000)),
+        'plain.mjs',
+        HIDDEN.replaceAll("chmodSync('hide', 0)", "chmodSync('hide', 0o700)").replaceAll('mode: 0o300', 'mode: 0o700').replaceAll("chmodSync('hide', 0o300)", "chmodSync('hide', 0o700)"),
+      );
       expect(plain.body.result).toMatchObject({ outcome: 'success', stdout: 'hidden\nfinished\n' });
     }
   });

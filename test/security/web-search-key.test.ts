@@ -30,13 +30,15 @@ function filesUnder(dir: string): string[] {
 
 describe('the web_search API key', () => {
   it('never reaches the script, its output, explain, fleet, the store or the logs, even when the provider echoes it', async () => {
-    const fake = await startFakeSearch('brave', (query) =>
-      query === 'echo'
-        ? [
-            { title: `title with ${KEY}`, url: 'https://example.org/echo', snippet: `the key is ${KEY}.` },
-            { title: 'url carries the key', url: `https://example.org/?k=${KEY}`, snippet: 'dropped' },
-          ]
-        : [{ title: 'plain', url: 'https://example.org/plain', snippet: 'plain' }],
+    const fake = await startFakeSearch(
+      'brave',
+      (query) =>
+        query === 'echo'
+          ? [
+              { title: `title with ${KEY}`, url: 'https://example.org/echo', snippet: `the key is ${KEY}.` },
+              { title: 'url carries the key', url: `https://example.org/?k=${KEY}`, snippet: 'dropped' },
+            ]
+          : [{ title: 'plain', url: 'https://example.org/plain', snippet: 'plain' }],
       KEY,
     );
     fake.respond((req, res) => {

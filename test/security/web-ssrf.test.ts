@@ -50,9 +50,11 @@ async function jailed(web: Record<string, unknown>, source: string, deps: Partia
   const agent = resolveAgent(await loadConfig({ home }));
   mkdirSync(agent.workspace, { recursive: true });
   const rec = await recordingDialer();
-  const resolve = deps.resolve ?? (async (h: string) => {
-    throw new Error(`no DNS in tests (${h})`);
-  });
+  const resolve =
+    deps.resolve ??
+    (async (h: string) => {
+      throw new Error(`no DNS in tests (${h})`);
+    });
   const run = await runOrchestrate({ source, displayName: language === 'py' ? 's.py' : 's.mjs', language, agent, home, sessionKey: 's', timeoutMs: 60_000, webFetchDeps: { dial: rec.dial, resolve, ...deps } });
   const lines = run.public.stdout
     .split('\n')
@@ -143,7 +145,11 @@ describe('web_fetch SSRF from a jailed script', () => {
     let rebindCalls = 0;
     const resolve = async (host: string): Promise<{ address: string; family: 4 }[]> => {
       if (host === 'metadata.test') return [{ address: '169.254.169.254', family: 4 }];
-      if (host === 'mixed.test') return [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }];
+      if (host === 'mixed.test')
+        return [
+          { address: '93.184.216.34', family: 4 },
+          { address: '10.0.0.1', family: 4 },
+        ];
       if (host === 'rebind.test') return rebindCalls++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.1', family: 4 }];
       throw new Error('unknown');
     };

@@ -49,12 +49,18 @@ export interface SampleResult {
 export function loadOmittedSamples(): Set<string> {
   const file = join(corpusDir, 'omitted.tsv');
   if (!existsSync(file)) return new Set();
-  const rows = readFileSync(file, 'utf8').split('\n').slice(1).filter((l) => l.trim() !== '').map((l) => l.split('\t'));
+  const rows = readFileSync(file, 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.split('\t'));
   return new Set(rows.filter((r) => !/WHOLE SAMPLE EXCLUDED/.test(r[3] ?? '')).map((r) => `${r[0]}/${r[1]}`));
 }
 
 export function loadManifest(): ManifestRow[] {
-  const lines = readFileSync(join(corpusDir, 'manifest.tsv'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(join(corpusDir, 'manifest.tsv'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const header = lines[0]!.split('\t');
   return lines.slice(1).map((line) => {
     const cells = line.split('\t');
@@ -136,18 +142,39 @@ export function formatCorpusTable(results: readonly SampleResult[]): string {
   out.push('Malicious (detection = any security finding), per source:');
   for (const source of [...new Set(malicious.map((r) => r.source))]) {
     const list = malicious.filter((r) => r.source === source);
-    out.push(`  ${source.padEnd(44)} n=${String(list.length).padStart(3)}  detected ${pct(list.filter((r) => r.security).length, list.length).padStart(6)}  with CRITICAL ${pct(list.filter((r) => r.critical).length, list.length).padStart(6)}`);
+    out.push(
+      `  ${source.padEnd(44)} n=${String(list.length).padStart(3)}  detected ${pct(list.filter((r) => r.security).length, list.length).padStart(6)}  with CRITICAL ${pct(list.filter((r) => r.critical).length, list.length).padStart(6)}`,
+    );
   }
   out.push(`  ${'all malicious samples'.padEnd(44)} n=${String(malicious.length).padStart(3)}  detected ${pct(malicious.filter((r) => r.security).length, malicious.length).padStart(6)}`);
   const shipped = malicious.filter((r) => !r.textless);
-  out.push(`  ${'  with the payload shipped as text (gated)'.padEnd(44)} n=${String(shipped.length).padStart(3)}  detected ${pct(shipped.filter((r) => r.security).length, shipped.length).padStart(6)}  with CRITICAL ${pct(shipped.filter((r) => r.critical).length, shipped.length).padStart(6)}`);
+  out.push(
+    `  ${'  with the payload shipped as text (gated)'.padEnd(44)} n=${String(shipped.length).padStart(3)}  detected ${pct(shipped.filter((r) => r.security).length, shipped.length).padStart(6)}  with CRITICAL ${pct(shipped.filter((r) => r.critical).length, shipped.length).padStart(6)}`,
+  );
   const textless = malicious.filter((r) => r.textless);
-  out.push(`  ${'  payload not shipped (omitted.tsv)'.padEnd(44)} n=${String(textless.length).padStart(3)}  detected ${pct(textless.filter((r) => r.security).length, textless.length).padStart(6)}  (${textless.map((r) => r.id.split('/').filter((p) => p !== 'skill').pop()).join(', ')})`);
+  out.push(
+    `  ${'  payload not shipped (omitted.tsv)'.padEnd(44)} n=${String(textless.length).padStart(3)}  detected ${pct(textless.filter((r) => r.security).length, textless.length).padStart(6)}  (${textless
+      .map((r) =>
+        r.id
+          .split('/')
+          .filter((p) => p !== 'skill')
+          .pop(),
+      )
+      .join(', ')})`,
+  );
   out.push('Malicious, per family (detected/n):');
   const families = [...new Set(malicious.map((r) => `${r.source === 'cisco-ai-defense/skill-scanner' ? 'cisco:' : ''}${r.family}`))].sort();
   for (const family of families) {
     const list = malicious.filter((r) => `${r.source === 'cisco-ai-defense/skill-scanner' ? 'cisco:' : ''}${r.family}` === family);
-    const missed = list.filter((r) => !r.security).map((r) => r.id.split('/').filter((p) => p !== 'skill').pop() ?? r.id);
+    const missed = list
+      .filter((r) => !r.security)
+      .map(
+        (r) =>
+          r.id
+            .split('/')
+            .filter((p) => p !== 'skill')
+            .pop() ?? r.id,
+      );
     out.push(`  ${family.padEnd(36)} ${list.filter((r) => r.security).length}/${list.length} (n=${list.length})${missed.length ? `  missed: ${missed.join(', ')}` : ''}`);
   }
   return out.join('\n');

@@ -51,7 +51,10 @@ describe('rule table', () => {
       ['XML_SYSTEM_TAG', 'xml_breakout', 'CRITICAL'],
     ];
     for (const [id, category, severity] of seed) {
-      expect(RULES.find((r) => r.id === id), id).toMatchObject({ category, severity });
+      expect(
+        RULES.find((r) => r.id === id),
+        id,
+      ).toMatchObject({ category, severity });
     }
   });
 

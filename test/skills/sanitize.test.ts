@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  DEFAULT_MAX_BODY_LENGTH,
-  enforceSizeLimit,
-  normalizeNfkc,
-  sanitizeSkillBody,
-  stripHtmlComments,
-  stripInvisibleCharacters,
-  TRUNCATION_MARKER,
-} from '../../src/lib/skills/sanitize.js';
+import { DEFAULT_MAX_BODY_LENGTH, enforceSizeLimit, normalizeNfkc, sanitizeSkillBody, stripHtmlComments, stripInvisibleCharacters, TRUNCATION_MARKER } from '../../src/lib/skills/sanitize.js';
 
 const tag = (text: string): string => [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 

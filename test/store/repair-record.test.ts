@@ -47,7 +47,9 @@ describe('the repair record (migration 10)', () => {
     expect(eff.data).toMatchObject({ repairsAttempted: 2, repairsSucceeded: 1 });
     expect(eff.detail).toContain('2 one-shot repairs attempted, 1 succeeded.');
     // The fleet count uses the partial index.
-    const plan = (store.db.prepare("EXPLAIN QUERY PLAN SELECT COUNT(*), SUM(repair_outcome = 'repaired') FROM runs WHERE repair_attempted = 1 AND started_at >= 0 AND started_at <= 1").all() as { detail: string }[]).map((r) => r.detail).join(' ');
+    const plan = (store.db.prepare("EXPLAIN QUERY PLAN SELECT COUNT(*), SUM(repair_outcome = 'repaired') FROM runs WHERE repair_attempted = 1 AND started_at >= 0 AND started_at <= 1").all() as { detail: string }[])
+      .map((r) => r.detail)
+      .join(' ');
     expect(plan).toContain('runs_repair');
     store.close();
   });
@@ -55,7 +57,9 @@ describe('the repair record (migration 10)', () => {
   it('the CHECKs refuse values outside the enums; a foreign row reads back folded', () => {
     const store = openStore({ path: join(tempDir(), 'c.db') });
     const insert = (attempted: unknown, cls: unknown, outcome: unknown): unknown =>
-      store.db.prepare("INSERT INTO runs (run_id, session_key, agent_id, language, started_at, outcome, repair_attempted, repair_class, repair_outcome) VALUES (?, 's', 'a', 'py', 0, 'failure', ?, ?, ?)").run(`r-${Math.random()}`, attempted, cls, outcome);
+      store.db
+        .prepare("INSERT INTO runs (run_id, session_key, agent_id, language, started_at, outcome, repair_attempted, repair_class, repair_outcome) VALUES (?, 's', 'a', 'py', 0, 'failure', ?, ?, ?)")
+        .run(`r-${Math.random()}`, attempted, cls, outcome);
     expect(() => insert(2, null, 'repaired')).toThrow(/CHECK/);
     expect(() => insert(1, 'leaked text', 'repaired')).toThrow(/CHECK/);
     expect(() => insert(1, 'bad_import', 'some prose')).toThrow(/CHECK/);

@@ -35,7 +35,10 @@ describe('file channel', () => {
     await deliver(target, msg({ operationId: 'op-2' }), { redelivery: true });
     // A text that quotes another key does not fool the dedupe.
     await deliver(target, msg({ operationId: 'op-3' }), { redelivery: true });
-    const lines = readFileSync(target.path!, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(target.path!, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.operationId)).toEqual(['op-1', 'op-2', 'op-3']);
     expect(lines[0]).toEqual({ operationId: 'op-1', at: '2023-11-14T22:13:20.000Z', agentId: 'default', runId: 'r-1', action: 'send', channelId: 'chat123', text: 'Report total: 42' });
     // Control: without the redelivery flag the same key is appended (the outbox decides when to look).

@@ -22,7 +22,12 @@ describe('read: the small-file (synchronous) path and the large one agree', () =
       for (let i = 0; text.length < size; i++) text += `line ${i} ${'x'.repeat(i % 37)}\n`;
       text = text.slice(0, size); // may end mid-line: the last line then has no newline
       writeFileSync(join(ctx.workspaceReal, 'f.txt'), text);
-      for (const [offset, limit] of [[undefined, undefined], [0, 1], [3, 5], [100, 1000]] as const) {
+      for (const [offset, limit] of [
+        [undefined, undefined],
+        [0, 1],
+        [3, 5],
+        [100, 1000],
+      ] as const) {
         const got = (await readTool(ctx, { path: 'f.txt', offset, limit })) as { content: string; lines: number; totalLines?: number; bytes: number };
         const want = expected(text, offset ?? 0, limit);
         expect({ content: got.content, lines: got.lines }, `${size} ${offset} ${limit}`).toEqual({ content: want.content, lines: want.lines });

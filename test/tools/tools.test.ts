@@ -26,7 +26,14 @@ describe('read', () => {
 
   it('counts lines like split("\\n") does: no final newline, empty lines, empty file', async () => {
     const ctx = context();
-    const cases: [string, number][] = [['', 0], ['x', 1], ['x\n', 1], ['\n', 1], ['a\n\nb', 3], ['a\n\n', 2]];
+    const cases: [string, number][] = [
+      ['', 0],
+      ['x', 1],
+      ['x\n', 1],
+      ['\n', 1],
+      ['a\n\nb', 3],
+      ['a\n\n', 2],
+    ];
     for (const [text, total] of cases) {
       writeFileSync(join(ctx.workspaceReal, 'f'), text);
       const r = (await readTool(ctx, { path: 'f' })) as { content: string; totalLines: number };
@@ -103,14 +110,17 @@ describe('read', () => {
     mkdirSync(dir);
     writeFileSync(join(dir, 'secret.txt'), 'inside\n');
     // A separate process flips d between a real directory and a symlink to the outside, as a jailed script would.
-    const racer = spawn(process.execPath, ['-e', `
+    const racer = spawn(process.execPath, [
+      '-e',
+      `
       const fs = require('fs');
       const ws = ${JSON.stringify(ctx.workspaceReal)}, out = ${JSON.stringify(ctx.outside)};
       const end = Date.now() + 3000;
       while (Date.now() < end) {
         try { fs.renameSync(ws + '/d', ws + '/d.real'); fs.symlinkSync(out, ws + '/d'); } catch {}
         try { fs.unlinkSync(ws + '/d'); fs.renameSync(ws + '/d.real', ws + '/d'); } catch {}
-      }`]);
+      }`,
+    ]);
     let inside = 0;
     let refused = 0;
     const end = Date.now() + 2500;

@@ -78,12 +78,7 @@ describe('CoordinatorView frames', () => {
   });
 
   it('done, failed and timed out: failures visible at a glance', () => {
-    const frame = frameAfter([
-      ...events,
-      fin('fetch', 'done', { resultRef: { ref: 'x', bytes: 2048, kind: 'json' } }),
-      fin('slow', 'timed_out', { failureClass: 'timeout' }),
-      fin('parse', 'failed', { failureClass: 'nonzero_exit' }),
-    ]);
+    const frame = frameAfter([...events, fin('fetch', 'done', { resultRef: { ref: 'x', bytes: 2048, kind: 'json' } }), fin('slow', 'timed_out', { failureClass: 'timeout' }), fin('parse', 'failed', { failureClass: 'nonzero_exit' })]);
     expect(frame).toMatch(/✔ fetch\s+done\s+1\.5s\s+2 calls\s+result 2048B json/);
     expect(frame).toMatch(/⏱ slow\s+TIMED OUT.*timeout/);
     expect(frame).toMatch(/✘ parse\s+FAILED.*nonzero_exit/);
@@ -116,7 +111,11 @@ describe('failed child detail and narrow terminals', () => {
 
   it('holds together at 60 columns: every line fits, rows are cut rather than wrapped', () => {
     const long = { ...started, planName: 'a-plan-with-a-rather-long-name-for-a-terminal', children: [...started.children, { ...started.children[0]!, childId: 'a-child-id-of-thirty-two-chars-x' }] };
-    const state = [long, ...failedWithDetail.slice(1), { type: 'session:sub_agent_progress', runId: 'r-slow', agentId: 'lead--slow', progressLine: 'a progress line that is long enough to reach the edge', elapsedMs: 1200, stepsExecuted: 12, timestamp: T0 + 1200 } as CoordinatorEvent].reduce(reduceView, initialViewState());
+    const state = [
+      long,
+      ...failedWithDetail.slice(1),
+      { type: 'session:sub_agent_progress', runId: 'r-slow', agentId: 'lead--slow', progressLine: 'a progress line that is long enough to reach the edge', elapsedMs: 1200, stepsExecuted: 12, timestamp: T0 + 1200 } as CoordinatorEvent,
+    ].reduce(reduceView, initialViewState());
     const frame = render(
       <Box width={60}>
         <CoordinatorView state={state} now={T0 + 2000} columns={60} />
@@ -168,7 +167,7 @@ describe('line renderers', () => {
     expect(JSON.parse(line)).toEqual(events[3]);
   });
 
-  it('plain lines say the step count is tool calls, and print a failed child\'s stderr tail indented', () => {
+  it("plain lines say the step count is tool calls, and print a failed child's stderr tail indented", () => {
     expect(formatPlainLine(events[3]!, () => 'fetch')).toBe('[fetch] running, step 4 (tool calls so far), 1s\n');
     expect(formatChildDetail({ type: 'child:detail', childId: 'parse', runId: 'r-parse', stderrTail: 'a\nb' })).toBe('[parse] stderr (last 3 chars):\n  | a\n  | b\n');
   });

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import {
-  DEFUSED_MARKER,
-  ENVELOPE_CLOSE,
-  ENVELOPE_OPEN,
-  sanitizeUntrustedText,
-  sanitizeUntrustedValue,
-  wrapUntrusted,
-} from '../../src/lib/untrusted/envelope.js';
+import { DEFUSED_MARKER, ENVELOPE_CLOSE, ENVELOPE_OPEN, sanitizeUntrustedText, sanitizeUntrustedValue, wrapUntrusted } from '../../src/lib/untrusted/envelope.js';
 
 describe('untrusted envelope', () => {
   it('strips tag characters, bidi overrides, zero-width and control characters, keeps tab/newline', () => {

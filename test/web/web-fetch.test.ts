@@ -36,10 +36,12 @@ const config = (over: Partial<WebFetchConfig> = {}): WebFetchConfig => webFetchS
 async function fetchWith(url: string, cfg: WebFetchConfig, deps: Partial<WebFetchDeps> = {}, maxChars?: number) {
   const rec = await recordingDialer();
   const resolved: string[] = [];
-  const resolve = deps.resolve ?? (async (h: string) => {
-    resolved.push(h);
-    throw new Error(`no DNS in tests (${h})`);
-  });
+  const resolve =
+    deps.resolve ??
+    (async (h: string) => {
+      resolved.push(h);
+      throw new Error(`no DNS in tests (${h})`);
+    });
   const c = ctx();
   try {
     const value = (await webFetchTool(c, cfg, { url, maxChars }, { dial: rec.dial, resolve, ...deps })) as Record<string, any>;
@@ -80,7 +82,18 @@ describe('web_fetch against a local server', () => {
   it('big JSONL becomes a jsonl ResultRef with url/finalUrl/status/contentType/title on the handle', async () => {
     const r = await fetchWith(server.url('/data.jsonl'), config());
     const v = r.value!;
-    expect(v).toMatchObject({ type: 'ResultRef', kind: 'jsonl', rows: 4000, url: server.url('/data.jsonl'), finalUrl: server.url('/data.jsonl'), status: 200, contentType: 'application/x-ndjson', title: '', truncated: false, untrusted: true });
+    expect(v).toMatchObject({
+      type: 'ResultRef',
+      kind: 'jsonl',
+      rows: 4000,
+      url: server.url('/data.jsonl'),
+      finalUrl: server.url('/data.jsonl'),
+      status: 200,
+      contentType: 'application/x-ndjson',
+      title: '',
+      truncated: false,
+      untrusted: true,
+    });
     expect(v.schema).toEqual(['id', 'price', 'name']);
     const file = readFileSync(join(r.ctx.results!.dir, '..', v.ref), 'utf8');
     expect(file.split('\n')[3]).toBe('{"id":3,"price":111,"name":"item-3"}');
@@ -197,7 +210,11 @@ describe('DNS: resolve once, check every address, dial the checked one', () => {
   });
 
   it('one refused address among the answers refuses the name, whatever its position (positive control: the allowed answer alone works)', async () => {
-    for (const answers of [['127.0.0.1', '10.0.0.1'], ['10.0.0.1', '127.0.0.1'], ['93.184.216.34', '169.254.169.254']]) {
+    for (const answers of [
+      ['127.0.0.1', '10.0.0.1'],
+      ['10.0.0.1', '127.0.0.1'],
+      ['93.184.216.34', '169.254.169.254'],
+    ]) {
       const resolve = async () => answers.map((address) => ({ address, family: 4 as const }));
       const r = await fetchWith(`http://multi.test:${server.port}/page.html`, config(), { resolve });
       expect(r.error, answers.join(',')).toMatchObject({ code: 'ssrf_blocked' });

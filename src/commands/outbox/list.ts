@@ -20,7 +20,7 @@ Exit code 0 when the list was built.`;
 
   static override flags = {
     state: Flags.string({ description: 'Which sends: open (pending and failed), pending, failed, delivered, dropped, all.', options: ['open', 'pending', 'failed', 'delivered', 'dropped', 'all'], default: 'open' }),
-    agent: Flags.string({ char: 'a', description: 'Only this agent\'s sends.' }),
+    agent: Flags.string({ char: 'a', description: "Only this agent's sends." }),
     limit: Flags.integer({ description: 'Most entries to show, newest first.', default: 50, min: 1, max: 10_000 }),
   };
 

@@ -28,7 +28,7 @@ With --mcp, the .ts and .d.ts also type the MCP tools an agent may call: every s
     { description: 'Write all four files into ./sdk', command: '<%= config.bin %> <%= command.id %> --out sdk' },
     { description: 'Only the Python module', command: '<%= config.bin %> <%= command.id %> --lang py --out tools' },
     { description: 'CI: fail (exit 1) when ./sdk differs from what would be emitted', command: '<%= config.bin %> <%= command.id %> --check sdk' },
-    { description: "Type the MCP tools agent ops may call (starts its allowlisted servers once)", command: '<%= config.bin %> <%= command.id %> --mcp --agent ops --out sdk' },
+    { description: 'Type the MCP tools agent ops may call (starts its allowlisted servers once)', command: '<%= config.bin %> <%= command.id %> --mcp --agent ops --out sdk' },
   ];
 
   static override flags = {
@@ -61,9 +61,7 @@ With --mcp, the .ts and .d.ts also type the MCP tools an agent may call: every s
         this.setExitStatus(ExitCode.FAILURE);
         if (!this.jsonEnabled()) {
           const lines = drift.map((d) => `  ${d.file}: ${d.status === 'missing' ? 'missing' : `differs from line ${d.line}`}`);
-          process.stderr.write(
-            `SDK drift in ${flags.check} (${drift.length} file${drift.length === 1 ? '' : 's'}):\n${lines.join('\n')}\nRun \`comis sdk emit --out ${flags.check}\` to regenerate.\n`,
-          );
+          process.stderr.write(`SDK drift in ${flags.check} (${drift.length} file${drift.length === 1 ? '' : 's'}):\n${lines.join('\n')}\nRun \`comis sdk emit --out ${flags.check}\` to regenerate.\n`);
         }
       } else if (!this.jsonEnabled()) {
         this.log(`SDK in ${flags.check} is up to date (${[...files.keys()].join(', ')}).`);

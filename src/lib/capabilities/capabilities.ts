@@ -38,9 +38,7 @@ export const PROFILES: Readonly<Record<AutonomyProfile, ProfileSpec>> = {
 };
 
 /** Capabilities held by each profile (a view of {@link PROFILES}). */
-export const PROFILE_CAPABILITIES: Readonly<Record<AutonomyProfile, readonly Capability[]>> = Object.fromEntries(
-  Object.entries(PROFILES).map(([name, spec]) => [name, spec.capabilities]),
-) as Record<AutonomyProfile, readonly Capability[]>;
+export const PROFILE_CAPABILITIES: Readonly<Record<AutonomyProfile, readonly Capability[]>> = Object.fromEntries(Object.entries(PROFILES).map(([name, spec]) => [name, spec.capabilities])) as Record<AutonomyProfile, readonly Capability[]>;
 
 /** Sorted, de-duplicated intersection: a child never holds more than its parent. */
 export function intersectCapabilities(parent: readonly Capability[], requested: readonly Capability[]): Capability[] {

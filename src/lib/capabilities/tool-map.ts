@@ -20,11 +20,7 @@ export interface ToolSpec extends ToolEntry {
   result: z.ZodType;
 }
 
-const relativePath = z
-  .string()
-  .min(1)
-  .max(4096)
-  .describe('A path relative to the agent workspace (no "..", no absolute paths outside it).');
+const relativePath = z.string().min(1).max(4096).describe('A path relative to the agent workspace (no "..", no absolute paths outside it).');
 
 /** What web_fetch puts on its result, inline or on its ResultRef handle (other tools' handles carry none of it). */
 const webPageMeta = z.object({
@@ -104,9 +100,7 @@ export const grepMatches = z
   })
   .describe('Matches.');
 
-export const grepResult = z
-  .union([grepMatches, resultRefSchema])
-  .describe('The matches, or a ResultRef (JSONL, one match per line) when they exceed the inline threshold.');
+export const grepResult = z.union([grepMatches, resultRefSchema]).describe('The matches, or a ResultRef (JSONL, one match per line) when they exceed the inline threshold.');
 
 export const refSqlParams = z
   .strictObject({
@@ -130,12 +124,11 @@ export const refJsonpathResult = z.unknown().describe('The value at the path (nu
 
 export const writeParams = z
   .strictObject({
-    path: z
+    path: z.string().min(1).max(1024).describe('A path relative to the run\'s results/writes area; "..", absolute paths and skills/config/memory subtrees are refused.'),
+    content: z
       .string()
-      .min(1)
-      .max(1024)
-      .describe('A path relative to the run\'s results/writes area; "..", absolute paths and skills/config/memory subtrees are refused.'),
-    content: z.string().max(8 * 1024 * 1024).describe('The file content (UTF-8).'),
+      .max(8 * 1024 * 1024)
+      .describe('The file content (UTF-8).'),
   })
   .describe('Parameters of write.');
 
@@ -149,7 +142,7 @@ export const writeResult = z
 export const webSearchParams = z
   .strictObject({
     query: z.string().min(1).max(2000).describe('What to search for.'),
-    count: z.number().int().min(1).max(20).optional().describe("How many results (default web.search.defaultCount; clamped to web.search.maxCount)."),
+    count: z.number().int().min(1).max(20).optional().describe('How many results (default web.search.defaultCount; clamped to web.search.maxCount).'),
   })
   .describe('Parameters of web_search.');
 
@@ -163,9 +156,7 @@ export const webSearchHits = z
   )
   .describe('Hits, best first, the same shape for every provider.');
 
-export const webSearchResult = z
-  .union([webSearchHits, resultRefSchema])
-  .describe('The hits, or a JSON ResultRef of them when they exceed the inline threshold (15,000 bytes).');
+export const webSearchResult = z.union([webSearchHits, resultRefSchema]).describe('The hits, or a JSON ResultRef of them when they exceed the inline threshold (15,000 bytes).');
 
 export const memorySearchParams = z
   .strictObject({
@@ -191,9 +182,7 @@ export const memorySearchMatches = z
   })
   .describe('Ranked matches.');
 
-export const memorySearchResult = z
-  .union([memorySearchMatches, resultRefSchema])
-  .describe('The matches, or a ResultRef of them when they exceed the inline threshold.');
+export const memorySearchResult = z.union([memorySearchMatches, resultRefSchema]).describe('The matches, or a ResultRef of them when they exceed the inline threshold.');
 
 export const memoryGetParams = z
   .strictObject({
@@ -203,7 +192,7 @@ export const memoryGetParams = z
 export const webFetchParams = z
   .strictObject({
     url: z.string().min(1).max(8192).describe('An http: or https: URL (any port). Refused at connect time when it resolves to a loopback, private, link-local or other non-public address.'),
-    maxChars: z.number().int().min(1).max(500_000).optional().describe('Most characters of extracted text to return (default and ceiling: the agent\'s web.fetch.maxChars, 50,000).'),
+    maxChars: z.number().int().min(1).max(500_000).optional().describe("Most characters of extracted text to return (default and ceiling: the agent's web.fetch.maxChars, 50,000)."),
   })
   .describe('Parameters of web_fetch.');
 
@@ -270,14 +259,9 @@ const operationId = z
   .refine((t) => !/[\u0000-\u001f\u007f]/.test(t), 'control characters are not allowed')
   .optional()
   .describe('The idempotency key of this send (1 to 256 characters). The SDK derives one from the run id and the call ordinal; a repeated id (same agent) returns the first delivery without sending again when durability is on.');
-const messageId = z
-  .string()
-  .regex(MESSAGE_ID_PATTERN, 'letters, digits and @ # . _ : + - only (1 to 256 characters)')
-  .describe('The id of a message of the origin channel (as message_send returned it).');
+const messageId = z.string().regex(MESSAGE_ID_PATTERN, 'letters, digits and @ # . _ : + - only (1 to 256 characters)').describe('The id of a message of the origin channel (as message_send returned it).');
 
-export const messageSendParams = z
-  .strictObject({ channel_type: channelType.optional(), channel_id: channelId.optional(), text: messageText, operationId })
-  .describe('Parameters of message_send.');
+export const messageSendParams = z.strictObject({ channel_type: channelType.optional(), channel_id: channelId.optional(), text: messageText, operationId }).describe('Parameters of message_send.');
 export const messageReplyParams = z.strictObject({ message_id: messageId, text: messageText, operationId }).describe('Parameters of message_reply.');
 export const messageReactParams = z
   .strictObject({

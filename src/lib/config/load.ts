@@ -187,14 +187,10 @@ function configError(file: string, problems: ConfigProblem[]): ComisError {
   const shown = problems.slice(0, 10);
   const lines = shown.map((p) => `  ${p.file}:${p.line}:${p.column}${p.key ? ` ${p.key}` : ''}: ${p.message}`);
   if (problems.length > shown.length) lines.push(`  … and ${problems.length - shown.length} more`);
-  return new ComisError(
-    'CONFIG_INVALID',
-    `Invalid config ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
-    {
-      hint: 'Fix the keys above; docs/config.md lists every key, and docs/config.schema.json gives editors completion.',
-      details: { problems },
-    },
-  );
+  return new ComisError('CONFIG_INVALID', `Invalid config ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, {
+    hint: 'Fix the keys above; docs/config.md lists every key, and docs/config.schema.json gives editors completion.',
+    details: { problems },
+  });
 }
 
 type ZodIssue = z.core.$ZodIssue;
@@ -231,7 +227,10 @@ function findKeyNode(doc: Document, mapPath: (string | number)[], keyName: strin
 }
 
 function dottedKey(path: (string | number)[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replaceAll('.[', '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : p))
+    .join('.')
+    .replaceAll('.[', '[');
 }
 
 /** A message that states what was expected, never the value that was found. */
@@ -244,13 +243,9 @@ function describeIssue(issue: ZodIssue): string {
     case 'unrecognized_keys':
       return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling; docs/config.md lists the keys)`;
     case 'too_small':
-      return issue.origin === 'string' || issue.origin === 'array'
-        ? `too short: at least ${String(issue.minimum)} ${issue.origin === 'string' ? 'characters' : 'items'}`
-        : `too small: must be >= ${String(issue.minimum)}`;
+      return issue.origin === 'string' || issue.origin === 'array' ? `too short: at least ${String(issue.minimum)} ${issue.origin === 'string' ? 'characters' : 'items'}` : `too small: must be >= ${String(issue.minimum)}`;
     case 'too_big':
-      return issue.origin === 'string' || issue.origin === 'array'
-        ? `too long: at most ${String(issue.maximum)} ${issue.origin === 'string' ? 'characters' : 'items'}`
-        : `too large: must be <= ${String(issue.maximum)}`;
+      return issue.origin === 'string' || issue.origin === 'array' ? `too long: at most ${String(issue.maximum)} ${issue.origin === 'string' ? 'characters' : 'items'}` : `too large: must be <= ${String(issue.maximum)}`;
     case 'invalid_format':
       return issue.format === 'regex' ? `invalid format: ${issue.message}` : `invalid format: expected a ${issue.format}`;
     case 'invalid_key':
@@ -307,10 +302,6 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
       if (env !== undefined) registerSecret(process.env[env]);
     }
   }
-  const workspace = agent.workspace
-    ? isAbsolute(agent.workspace)
-      ? agent.workspace
-      : resolve(loaded.home, agent.workspace)
-    : join(workspacesDir(loaded.home), id);
+  const workspace = agent.workspace ? (isAbsolute(agent.workspace) ? agent.workspace : resolve(loaded.home, agent.workspace)) : join(workspacesDir(loaded.home), id);
   return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers, channels: config.channels };
 }

@@ -15,4 +15,3 @@ export const MCP_TOOL_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,58}$/;
  * prototype, Node's inspect): a server or tool of this name cannot be reached.
  */
 export const MCP_CONFUSABLE_NAMES: ReadonlySet<string> = new Set(['then', 'catch', 'finally', 'constructor', 'prototype', 'tojson', 'toJSON', 'inspect', 'valueOf', 'toString', 'describe', 'hasOwnProperty']);
-

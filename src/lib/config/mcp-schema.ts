@@ -28,31 +28,20 @@ const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
 /** Names whose values are secrets: they must come by reference (envFrom / headersFrom). */
 export const SECRET_LOOKING_NAME = /KEY|TOKEN|SECRET|PASSW|AUTH|COOKIE|CREDENTIAL/i;
 
-const serverName = z.string().regex(MCP_SERVER_NAME_PATTERN, 'MCP server names are a lowercase letter, then lowercase letters, digits or "_" (at most 32)').refine((n) => !MCP_CONFUSABLE_NAMES.has(n), 'this name would be confused with a JavaScript/Python protocol property; pick another');
+const serverName = z
+  .string()
+  .regex(MCP_SERVER_NAME_PATTERN, 'MCP server names are a lowercase letter, then lowercase letters, digits or "_" (at most 32)')
+  .refine((n) => !MCP_CONFUSABLE_NAMES.has(n), 'this name would be confused with a JavaScript/Python protocol property; pick another');
 
 const timeouts = {
-  startupTimeoutMs: z
-    .number()
-    .int()
-    .min(500)
-    .max(120_000)
-    .default(15_000)
-    .describe('How long the server may take to start and answer initialize, in ms (500 to 120000).'),
-  callTimeoutMs: z
-    .number()
-    .int()
-    .min(100)
-    .max(600_000)
-    .default(60_000)
-    .describe('How long one tool call may take, in ms (default 60000, at most 600000; never past the run deadline).'),
+  startupTimeoutMs: z.number().int().min(500).max(120_000).default(15_000).describe('How long the server may take to start and answer initialize, in ms (500 to 120000).'),
+  callTimeoutMs: z.number().int().min(100).max(600_000).default(60_000).describe('How long one tool call may take, in ms (default 60000, at most 600000; never past the run deadline).'),
 };
 
 const inlineValues = (what: string, pattern: RegExp) =>
-  z
-    .record(z.string().regex(pattern, `invalid ${what} name`), z.string().max(8192))
-    .refine((r) => Object.keys(r).every((k) => !SECRET_LOOKING_NAME.test(k)), {
-      message: `a secret-looking ${what} (KEY, TOKEN, SECRET, PASSWORD, AUTH, COOKIE) must come by reference: use ${what === 'header' ? 'headersFrom' : 'envFrom'}`,
-    });
+  z.record(z.string().regex(pattern, `invalid ${what} name`), z.string().max(8192)).refine((r) => Object.keys(r).every((k) => !SECRET_LOOKING_NAME.test(k)), {
+    message: `a secret-looking ${what} (KEY, TOKEN, SECRET, PASSWORD, AUTH, COOKIE) must come by reference: use ${what === 'header' ? 'headersFrom' : 'envFrom'}`,
+  });
 
 const fromEnv = (what: string, pattern: RegExp) => z.record(z.string().regex(pattern, `invalid ${what} name`), z.string().regex(ENV_NAME, 'the value is the NAME of an environment variable of the comis process'));
 

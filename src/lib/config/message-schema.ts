@@ -35,12 +35,7 @@ const maxAttempts = z.number().int().min(1).max(10).default(4).describe('Attempt
 export const fileChannelSchema = z
   .strictObject({
     type: z.literal('file'),
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .describe('The JSONL file (absolute, or relative to $COMIS_HOME); default $COMIS_HOME/outbox/<agent>.jsonl. Created 0600; every line is fsync\'d.'),
+    path: z.string().min(1).max(4096).optional().describe("The JSONL file (absolute, or relative to $COMIS_HOME); default $COMIS_HOME/outbox/<agent>.jsonl. Created 0600; every line is fsync'd."),
   })
   .describe('Appends one JSON object per message to a local JSONL file (tail -f it).');
 
@@ -76,9 +71,7 @@ export const telegramChannelSchema = z
   })
   .describe('Telegram Bot API: sendMessage, replies (reply_parameters) and setMessageReaction.');
 
-export const channelSchema = z
-  .discriminatedUnion('type', [fileChannelSchema, webhookChannelSchema, slackChannelSchema, telegramChannelSchema])
-  .describe('One outward channel, by type: file, webhook, slack or telegram.');
+export const channelSchema = z.discriminatedUnion('type', [fileChannelSchema, webhookChannelSchema, slackChannelSchema, telegramChannelSchema]).describe('One outward channel, by type: file, webhook, slack or telegram.');
 
 export const channelsSchema = z
   .record(z.string().regex(CHANNEL_NAME_PATTERN, 'channel names are a lowercase letter, then lowercase letters, digits, "-" or "_" (at most 32)'), channelSchema)
@@ -98,4 +91,4 @@ export const autonomyMessageSchema = z
 
 export type ChannelConfig = z.infer<typeof channelSchema>;
 export type ChannelsConfig = z.infer<typeof channelsSchema>;
-export type AutonomyMessageConfig = z.infer<typeof autonomyMessageSchema>;
+type AutonomyMessageConfig = z.infer<typeof autonomyMessageSchema>;

@@ -18,27 +18,16 @@ export const MODEL_CLASSES = ['nano', 'small', 'mid', 'frontier'] as const;
 
 export const modelSchema = z
   .strictObject({
-    baseUrl: z
-      .url({ protocol: /^https?$/, normalize: true })
-      .describe('The OpenAI-compatible API root, http or https, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1); comis POSTs <baseUrl>/chat/completions.'),
+    baseUrl: z.url({ protocol: /^https?$/, normalize: true }).describe('The OpenAI-compatible API root, http or https, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1); comis POSTs <baseUrl>/chat/completions.'),
     name: z.string().min(1).max(256).describe('The model id sent as "model" in each request (e.g. qwen2.5-coder:7b).'),
-    class: z
-      .enum(MODEL_CLASSES)
-      .optional()
-      .describe('Capability class: nano | small | mid | frontier. nano and small (and no class at all) get one automatic repair of a failed run; mid and frontier get none.'),
+    class: z.enum(MODEL_CLASSES).optional().describe('Capability class: nano | small | mid | frontier. nano and small (and no class at all) get one automatic repair of a failed run; mid and frontier get none.'),
     apiKeyEnv: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name (letters, digits, "_")')
       .optional()
       .describe('The NAME of the environment variable holding the API key, sent as Authorization: Bearer. The key itself never goes in config and is never printed. Absent: no Authorization header (local servers).'),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(1000)
-      .max(120_000)
-      .default(60_000)
-      .describe('Most time one chat-completions request may take, in ms (connect, headers and body); retries share a 120 s repair budget.'),
+    timeoutMs: z.number().int().min(1000).max(120_000).default(60_000).describe('Most time one chat-completions request may take, in ms (connect, headers and body); retries share a 120 s repair budget.'),
   })
-  .describe('The agent\'s model: an OpenAI-compatible chat-completions endpoint and its capability class. Used for the one-shot repair of a failed run.');
+  .describe("The agent's model: an OpenAI-compatible chat-completions endpoint and its capability class. Used for the one-shot repair of a failed run.");
 
 export type ModelConfig = z.infer<typeof modelSchema>;

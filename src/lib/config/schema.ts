@@ -23,96 +23,25 @@ import { webSchema } from './web-schema.js';
 
 export const AUTONOMY_PROFILES = ['assistant', 'standard', 'unattended', 'max'] as const;
 export const AUTONOMY_ROLES = ['worker', 'coordinator'] as const;
-export const TOOL_POLICY_PROFILES = [
-  'minimal',
-  'coding',
-  'messaging',
-  'supervisor',
-  'full',
-  'cron-minimal',
-  'heartbeat-minimal',
-] as const;
+export const TOOL_POLICY_PROFILES = ['minimal', 'coding', 'messaging', 'supervisor', 'full', 'cron-minimal', 'heartbeat-minimal'] as const;
 
 /** Agent ids name directories and appear in session keys: keep them boring. */
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-const toolNameList = z
-  .array(z.string().min(1).max(128))
-  .max(256)
-  .default([]);
+const toolNameList = z.array(z.string().min(1).max(128)).max(256).default([]);
 
 export const jailLimitsSchema = z
   .strictObject({
-    timeoutMs: z
-      .number()
-      .int()
-      .min(100)
-      .max(600_000)
-      .default(60_000)
-      .describe('Default wall-clock timeout of one orchestrate run, in ms (clamped to 600000).'),
-    memoryMb: z
-      .number()
-      .int()
-      .min(64)
-      .max(65_536)
-      .default(4096)
-      .describe('Address-space limit of every jailed process, in MiB (node needs several GiB of address space for WebAssembly).'),
-    maxProcesses: z
-      .number()
-      .int()
-      .min(4)
-      .max(4096)
-      .default(64)
-      .describe('Most processes a run may have at once (enforced with an unprivileged uid, so it holds when comis runs as root).'),
-    fileSizeMb: z
-      .number()
-      .int()
-      .min(1)
-      .max(65_536)
-      .default(256)
-      .describe('Largest file a jailed process may write, in MiB.'),
-    tmpSizeMb: z
-      .number()
-      .int()
-      .min(1)
-      .max(65_536)
-      .default(64)
-      .describe('Size of the private RAM-backed /tmp and /dev/shm inside the jail, in MiB.'),
-    tmpInodes: z
-      .number()
-      .int()
-      .min(64)
-      .max(1_000_000)
-      .default(16_384)
-      .describe('Most files, directories and links in each of the private /tmp and /dev/shm (the tmpfs nr_inodes bound; each inode is kernel memory no byte limit counts).'),
-    resultFileMb: z
-      .number()
-      .int()
-      .min(1)
-      .max(4096)
-      .default(8)
-      .describe('Largest single ResultRef a tool may materialize, in MiB (a bigger result is a tool error, never a partial file).'),
-    resultRunMb: z
-      .number()
-      .int()
-      .min(1)
-      .max(16_384)
-      .default(64)
-      .describe("Total bytes one run may materialize (ResultRefs and writes together), in MiB."),
-    workspaceMb: z
-      .number()
-      .int()
-      .min(1)
-      .max(1_048_576)
-      .default(1024)
-      .describe('Most disk the whole workspace may use while a run is in it, in MiB of allocated blocks (what was there before counts too); a run past it is killed.'),
-    workspaceInodes: z
-      .number()
-      .int()
-      .min(100)
-      .max(1_000_000)
-      .default(100_000)
-      .describe('Most entries (files, directories, links) the whole workspace may hold while a run is in it; a run past it is killed.'),
+    timeoutMs: z.number().int().min(100).max(600_000).default(60_000).describe('Default wall-clock timeout of one orchestrate run, in ms (clamped to 600000).'),
+    memoryMb: z.number().int().min(64).max(65_536).default(4096).describe('Address-space limit of every jailed process, in MiB (node needs several GiB of address space for WebAssembly).'),
+    maxProcesses: z.number().int().min(4).max(4096).default(64).describe('Most processes a run may have at once (enforced with an unprivileged uid, so it holds when comis runs as root).'),
+    fileSizeMb: z.number().int().min(1).max(65_536).default(256).describe('Largest file a jailed process may write, in MiB.'),
+    tmpSizeMb: z.number().int().min(1).max(65_536).default(64).describe('Size of the private RAM-backed /tmp and /dev/shm inside the jail, in MiB.'),
+    tmpInodes: z.number().int().min(64).max(1_000_000).default(16_384).describe('Most files, directories and links in each of the private /tmp and /dev/shm (the tmpfs nr_inodes bound; each inode is kernel memory no byte limit counts).'),
+    resultFileMb: z.number().int().min(1).max(4096).default(8).describe('Largest single ResultRef a tool may materialize, in MiB (a bigger result is a tool error, never a partial file).'),
+    resultRunMb: z.number().int().min(1).max(16_384).default(64).describe('Total bytes one run may materialize (ResultRefs and writes together), in MiB.'),
+    workspaceMb: z.number().int().min(1).max(1_048_576).default(1024).describe('Most disk the whole workspace may use while a run is in it, in MiB of allocated blocks (what was there before counts too); a run past it is killed.'),
+    workspaceInodes: z.number().int().min(100).max(1_000_000).default(100_000).describe('Most entries (files, directories, links) the whole workspace may hold while a run is in it; a run past it is killed.'),
     stdoutCapBytes: z
       .number()
       .int()
@@ -130,10 +59,7 @@ export const jailLimitsSchema = z
  */
 export const durabilitySchema = z
   .strictObject({
-    enabled: z
-      .boolean()
-      .default(false)
-      .describe('Turns the durability posture on for this agent. Off by default; the durability features below act only when it is true.'),
+    enabled: z.boolean().default(false).describe('Turns the durability posture on for this agent. Off by default; the durability features below act only when it is true.'),
     orchestrateResume: z
       .boolean()
       .default(false)
@@ -150,22 +76,10 @@ export const durabilitySchema = z
 
 export const autonomySchema = z
   .strictObject({
-    profile: z
-      .enum(AUTONOMY_PROFILES)
-      .default('standard')
-      .describe('How much the agent may do: its capability set. assistant holds none and gets no orchestrate; standard (default), unattended and max hold the floor capabilities.'),
-    role: z
-      .enum(AUTONOMY_ROLES)
-      .default('worker')
-      .describe('How the agent spends its own window. coordinator: its own scripts get read-only tools and a read-only workspace (no write, no message); it never widens a capability.'),
-    write: z
-      .boolean()
-      .default(false)
-      .describe('Turns on the typed write surface (comis_tools.write). Off by default: the orchestrate surface is read-only.'),
-    approvals: z
-      .boolean()
-      .default(false)
-      .describe('Ask for one approval of the whole capability footprint before each orchestrate run.'),
+    profile: z.enum(AUTONOMY_PROFILES).default('standard').describe('How much the agent may do: its capability set. assistant holds none and gets no orchestrate; standard (default), unattended and max hold the floor capabilities.'),
+    role: z.enum(AUTONOMY_ROLES).default('worker').describe('How the agent spends its own window. coordinator: its own scripts get read-only tools and a read-only workspace (no write, no message); it never widens a capability.'),
+    write: z.boolean().default(false).describe('Turns on the typed write surface (comis_tools.write). Off by default: the orchestrate surface is read-only.'),
+    approvals: z.boolean().default(false).describe('Ask for one approval of the whole capability footprint before each orchestrate run.'),
     // Optional with no default, so the embedded defaults (defaults.ts) need no mcp block.
     mcp: autonomyMcpSchema.optional(),
     message: autonomyMessageSchema.optional(),
@@ -190,16 +104,11 @@ export const toolPolicySchema = z
 
 export const execSandboxSchema = z
   .strictObject({
-    enabled: z
-      .enum(['always'])
-      .default('always')
-      .describe('OS-level sandbox mode. Only "always": orchestrate never runs a script unjailed, so "never" is refused.'),
+    enabled: z.enum(['always']).default('always').describe('OS-level sandbox mode. Only "always": orchestrate never runs a script unjailed, so "never" is refused.'),
     readOnlyAllowPaths: z
       .array(z.string().min(1))
       .default([])
-      .describe(
-        'Additional host paths bound read-only inside the jail, at the same path (screened: /etc, /root, ~/.ssh, $COMIS_HOME and similar, sockets and missing paths are refused).',
-      ),
+      .describe('Additional host paths bound read-only inside the jail, at the same path (screened: /etc, /root, ~/.ssh, $COMIS_HOME and similar, sockets and missing paths are refused).'),
     jailUidRange: z
       .strictObject({
         min: z.number().int().min(65_536).max(2_147_483_646).describe('Lowest uid.'),
@@ -207,19 +116,13 @@ export const execSandboxSchema = z
       })
       .refine((r) => r.min <= r.max, { message: 'min must not exceed max' })
       .optional()
-      .describe(
-        'As root: the host uids jails are allocated from, one per workspace, recorded in the store (default 1879048192-2080374783). Every /etc/subuid and /etc/subgid grant and every passwd/group id is skipped.',
-      ),
+      .describe('As root: the host uids jails are allocated from, one per workspace, recorded in the store (default 1879048192-2080374783). Every /etc/subuid and /etc/subgid grant and every passwd/group id is skipped.'),
   })
   .describe('The OS-level exec sandbox.');
 
 export const agentSchema = z
   .strictObject({
-    workspace: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('The agent workspace directory (default $COMIS_HOME/workspaces/<id>). Scripts run here; it persists between runs.'),
+    workspace: z.string().min(1).optional().describe('The agent workspace directory (default $COMIS_HOME/workspaces/<id>). Scripts run here; it persists between runs.'),
     autonomy: autonomySchema.default(autonomySchema.parse({})),
     skills: z
       .strictObject({
@@ -237,11 +140,7 @@ export const agentSchema = z
 export const configSchema = z
   .strictObject({
     $schema: z.string().optional().describe('Path or URL of the JSON Schema, for editors.'),
-    defaultAgent: z
-      .string()
-      .regex(AGENT_ID_PATTERN)
-      .optional()
-      .describe('The agent used when neither --agent nor COMIS_AGENT is given (default: "default", else the only agent).'),
+    defaultAgent: z.string().regex(AGENT_ID_PATTERN).optional().describe('The agent used when neither --agent nor COMIS_AGENT is given (default: "default", else the only agent).'),
     agents: z
       .record(z.string().regex(AGENT_ID_PATTERN, 'agent ids are lowercase letters, digits, "-" and "_"'), agentSchema)
       .nullish()
@@ -249,10 +148,7 @@ export const configSchema = z
       .describe('Agents, by id. A file that defines none keeps the embedded agent "default".'),
     mcp: mcpConfigSchema.optional(),
     channels: channelsSchema.optional(),
-    security: z
-      .strictObject({})
-      .nullish()
-      .describe('Security settings. security.permission (the Node.js permission model) is not supported yet and is refused.'),
+    security: z.strictObject({}).nullish().describe('Security settings. security.permission (the Node.js permission model) is not supported yet and is refused.'),
   })
   .describe('comis configuration ($COMIS_HOME/config.yaml).');
 

@@ -24,9 +24,7 @@ export const SEARCH_MAX_COUNT = 20;
 
 export const webSearchSchema = z
   .strictObject({
-    provider: z
-      .enum(SEARCH_PROVIDERS)
-      .describe('The search provider: searxng (self-hosted JSON API, needs baseUrl), brave (Brave Search API) or tavily (Tavily API); brave and tavily need apiKeyEnv.'),
+    provider: z.enum(SEARCH_PROVIDERS).describe('The search provider: searxng (self-hosted JSON API, needs baseUrl), brave (Brave Search API) or tavily (Tavily API); brave and tavily need apiKeyEnv.'),
     baseUrl: z
       .url({ protocol: /^https?$/, normalize: true })
       .optional()
@@ -35,28 +33,10 @@ export const webSearchSchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name (letters, digits, "_")')
       .optional()
-      .describe("The NAME of the environment variable holding the API key (brave, tavily). The key itself never goes in config and is never printed."),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(1000)
-      .max(60_000)
-      .default(15_000)
-      .describe('Total time one search request may take, in ms (connect, headers and body).'),
-    defaultCount: z
-      .number()
-      .int()
-      .min(1)
-      .max(SEARCH_MAX_COUNT)
-      .default(5)
-      .describe('Results returned when the script passes no count.'),
-    maxCount: z
-      .number()
-      .int()
-      .min(1)
-      .max(SEARCH_MAX_COUNT)
-      .default(10)
-      .describe(`Most results a script may ask for (a larger count is clamped to it; at most ${SEARCH_MAX_COUNT}).`),
+      .describe('The NAME of the environment variable holding the API key (brave, tavily). The key itself never goes in config and is never printed.'),
+    timeoutMs: z.number().int().min(1000).max(60_000).default(15_000).describe('Total time one search request may take, in ms (connect, headers and body).'),
+    defaultCount: z.number().int().min(1).max(SEARCH_MAX_COUNT).default(5).describe('Results returned when the script passes no count.'),
+    maxCount: z.number().int().min(1).max(SEARCH_MAX_COUNT).default(10).describe(`Most results a script may ask for (a larger count is clamped to it; at most ${SEARCH_MAX_COUNT}).`),
   })
   .superRefine((v, ctx) => {
     if (v.provider === 'searxng' && v.baseUrl === undefined) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'required for provider searxng: the URL of your SearXNG instance' });

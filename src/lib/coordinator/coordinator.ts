@@ -370,4 +370,3 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     children: [...reports.values()],
   };
 }
-

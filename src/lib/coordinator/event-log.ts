@@ -23,13 +23,9 @@ export function createPlanEventLog(db: Database): PlanEventLog {
     `INSERT INTO plan_runs (plan_run_id, session_key, lead_agent_id, plan_name, pid, started_at, status, child_count)
      VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`,
   );
-  const insertChild = db.prepare(
-    `INSERT INTO plan_children (plan_run_id, child_id, agent_id, state, granted_caps, denied_caps) VALUES (?, ?, ?, 'queued', ?, ?)`,
-  );
+  const insertChild = db.prepare(`INSERT INTO plan_children (plan_run_id, child_id, agent_id, state, granted_caps, denied_caps) VALUES (?, ?, ?, 'queued', ?, ?)`);
   const startChild = db.prepare(`UPDATE plan_children SET state = 'running', run_id = ? WHERE plan_run_id = ? AND child_id = ?`);
-  const endChild = db.prepare(
-    `UPDATE plan_children SET state = ?, run_id = ?, duration_ms = ?, steps = ?, summary_chars = ?, result_bytes = ? WHERE plan_run_id = ? AND child_id = ?`,
-  );
+  const endChild = db.prepare(`UPDATE plan_children SET state = ?, run_id = ?, duration_ms = ?, steps = ?, summary_chars = ?, result_bytes = ? WHERE plan_run_id = ? AND child_id = ?`);
   const endPlan = db.prepare(`UPDATE plan_runs SET status = ?, ended_at = ?, lead_context_chars = ? WHERE plan_run_id = ?`);
   return {
     append(e) {

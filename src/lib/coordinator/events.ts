@@ -81,4 +81,3 @@ export type CoordinatorEvent =
       leadContextChars: number;
       timestamp: number;
     };
-

@@ -40,13 +40,15 @@ export async function executeRunPlan(input: ExecuteRunInput): Promise<PlanRunRes
   } catch (err) {
     input.onWarning?.(`the run is not recorded in the store: ${(err as Error).message}`);
   }
-  const guarded = <A extends unknown[]>(fn: ((...a: A) => void) | undefined) => (...a: A) => {
-    try {
-      fn?.(...a);
-    } catch (err) {
-      input.onWarning?.(`store write failed: ${(err as Error).message}`);
-    }
-  };
+  const guarded =
+    <A extends unknown[]>(fn: ((...a: A) => void) | undefined) =>
+    (...a: A) => {
+      try {
+        fn?.(...a);
+      } catch (err) {
+        input.onWarning?.(`store write failed: ${(err as Error).message}`);
+      }
+    };
   const append = guarded(log?.append);
   const { runPlan } = await import('./coordinator.js');
   try {

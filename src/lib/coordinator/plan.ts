@@ -33,7 +33,11 @@ const childSchema = z
 export const planSchema = z
   .strictObject({
     name: z.string().min(1).max(200).optional().describe('A name for the plan.'),
-    lead: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).optional().describe('The lead agent id (default: --agent, COMIS_AGENT or the default agent).'),
+    lead: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
+      .optional()
+      .describe('The lead agent id (default: --agent, COMIS_AGENT or the default agent).'),
     concurrency: z.number().int().min(1).max(64).optional().describe('Children run at once (default 2; --concurrency wins).'),
     summaryMaxChars: z.number().int().min(100).max(20_000).default(DEFAULT_SUMMARY_MAX_CHARS).describe('Default summary budget per child.'),
     children: z.array(childSchema).min(1).max(10_000).describe('The child tasks.'),
@@ -76,7 +80,10 @@ function planError(file: string, problems: PlanProblem[]): ComisError {
 }
 
 function dotted(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replaceAll('.[', '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replaceAll('.[', '[');
 }
 
 /** Reads, validates and resolves a plan file (scripts read, languages inferred, DAG checked). */
@@ -95,7 +102,10 @@ export function parsePlanText(text: string, file: string, yaml: typeof import('y
   const doc = yaml.parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const lineOf = (offset: number | undefined): number => lineCounter.linePos(offset ?? 0).line;
   if (doc.errors.length > 0) {
-    throw planError(file, doc.errors.map((e) => ({ file, line: lineOf(e.pos[0]), key: '', message: `YAML syntax error (${e.code})` })));
+    throw planError(
+      file,
+      doc.errors.map((e) => ({ file, line: lineOf(e.pos[0]), key: '', message: `YAML syntax error (${e.code})` })),
+    );
   }
   const parsed = planSchema.safeParse(doc.toJS({ maxAliasCount: 100 }) ?? {});
   /**

@@ -16,31 +16,26 @@ export interface ProgressFork {
   stop(): void;
 }
 
-export function startProgressFork(options: {
-  runId: string;
-  agentId: string;
-  startedAt: number;
-  intervalMs?: number;
-  steps: () => number;
-  emit: (event: SubAgentProgress) => void;
-  now?: () => number;
-}): ProgressFork {
+export function startProgressFork(options: { runId: string; agentId: string; startedAt: number; intervalMs?: number; steps: () => number; emit: (event: SubAgentProgress) => void; now?: () => number }): ProgressFork {
   const now = options.now ?? Date.now;
   let stopped = false;
-  const timer = setInterval(() => {
-    if (stopped) return;
-    const steps = options.steps();
-    const at = now();
-    options.emit({
-      type: 'session:sub_agent_progress',
-      runId: options.runId,
-      agentId: options.agentId,
-      progressLine: `running, step ${steps}`,
-      elapsedMs: at - options.startedAt,
-      stepsExecuted: steps,
-      timestamp: at,
-    });
-  }, Math.max(10, options.intervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS));
+  const timer = setInterval(
+    () => {
+      if (stopped) return;
+      const steps = options.steps();
+      const at = now();
+      options.emit({
+        type: 'session:sub_agent_progress',
+        runId: options.runId,
+        agentId: options.agentId,
+        progressLine: `running, step ${steps}`,
+        elapsedMs: at - options.startedAt,
+        stepsExecuted: steps,
+        timestamp: at,
+      });
+    },
+    Math.max(10, options.intervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS),
+  );
   return {
     stop() {
       stopped = true;

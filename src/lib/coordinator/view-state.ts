@@ -68,7 +68,17 @@ export function reduceView(state: CoordinatorViewState, event: CoordinatorEvent 
         leadContextChars: event.leadContextChars,
         rows: state.rows.map((r) =>
           r.childId === event.childId
-            ? { ...r, state: event.state, runId: event.runId, elapsedMs: event.durationMs, steps: event.stepsExecuted, failureClass: event.failureClass, errorCode: event.errorCode, resultBytes: event.resultRef?.bytes, progressLine: event.resultRef ? `result ${event.resultRef.bytes}B ${event.resultRef.kind}` : r.progressLine }
+            ? {
+                ...r,
+                state: event.state,
+                runId: event.runId,
+                elapsedMs: event.durationMs,
+                steps: event.stepsExecuted,
+                failureClass: event.failureClass,
+                errorCode: event.errorCode,
+                resultBytes: event.resultRef?.bytes,
+                progressLine: event.resultRef ? `result ${event.resultRef.bytes}B ${event.resultRef.kind}` : r.progressLine,
+              }
             : r,
         ),
       };

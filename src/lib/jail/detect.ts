@@ -21,8 +21,7 @@ import { explainSmokeFailure, readUsernsFacts, type UsernsFacts } from './userns
 /** bubblewrap 0.8.0 added --disable-userns, which the jail relies on. */
 export const MIN_BWRAP_VERSION = [0, 8, 0] as const;
 
-export const INSTALL_BWRAP_HINT =
-  'Install bubblewrap: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora/RHEL), pacman -S bubblewrap (Arch), apk add bubblewrap (Alpine).';
+export const INSTALL_BWRAP_HINT = 'Install bubblewrap: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora/RHEL), pacman -S bubblewrap (Arch), apk add bubblewrap (Alpine).';
 
 export interface DetectOptions {
   /** PATH to search (default: this process's PATH). */
@@ -68,7 +67,12 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
   if (platform === 'darwin') {
     const binary = findOnPath('sandbox-exec', opts.pathEnv);
     if (!binary) {
-      return { info: { provider: 'none', problem: { code: 'PLATFORM_UNSUPPORTED', message: 'No sandbox provider: sandbox-exec is not on PATH, and orchestrate needs bubblewrap anyway.', hint: 'Run comis orchestrate on Linux with bubblewrap installed.' } } };
+      return {
+        info: {
+          provider: 'none',
+          problem: { code: 'PLATFORM_UNSUPPORTED', message: 'No sandbox provider: sandbox-exec is not on PATH, and orchestrate needs bubblewrap anyway.', hint: 'Run comis orchestrate on Linux with bubblewrap installed.' },
+        },
+      };
     }
     return {
       info: {
@@ -83,7 +87,12 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
     };
   }
   if (platform !== 'linux') {
-    return { info: { provider: 'none', problem: { code: 'PLATFORM_UNSUPPORTED', message: `No sandbox provider for ${platform}: comis jails scripts with bubblewrap, which is Linux only.`, hint: 'Run comis orchestrate on Linux with bubblewrap installed.' } } };
+    return {
+      info: {
+        provider: 'none',
+        problem: { code: 'PLATFORM_UNSUPPORTED', message: `No sandbox provider for ${platform}: comis jails scripts with bubblewrap, which is Linux only.`, hint: 'Run comis orchestrate on Linux with bubblewrap installed.' },
+      },
+    };
   }
   const bwrap = findOnPath('bwrap', opts.pathEnv);
   if (!bwrap) {
@@ -94,14 +103,23 @@ export function detectSandboxProviderFresh(opts: DetectOptions = {}): Detection 
   const ver = spawnSync(bwrap, ['--version'], { env: {}, encoding: 'utf8', timeout: 10_000 });
   const parsed = parseBwrapVersion(ver.stdout ?? '');
   if (ver.status !== 0 || !parsed) {
-    return { info: { ...base, problem: { code: 'SMOKE_FAILED', message: `${bwrap} --version did not answer${ver.error ? ` (${ver.error.message})` : ''}.`, hint: `Reinstall bubblewrap. ${INSTALL_BWRAP_HINT}`, detail: `${ver.stdout ?? ''}${ver.stderr ?? ''}` } } };
+    return {
+      info: {
+        ...base,
+        problem: { code: 'SMOKE_FAILED', message: `${bwrap} --version did not answer${ver.error ? ` (${ver.error.message})` : ''}.`, hint: `Reinstall bubblewrap. ${INSTALL_BWRAP_HINT}`, detail: `${ver.stdout ?? ''}${ver.stderr ?? ''}` },
+      },
+    };
   }
   base.version = parsed.join('.');
   if (!versionAtLeast(parsed, MIN_BWRAP_VERSION)) {
     return {
       info: {
         ...base,
-        problem: { code: 'BWRAP_TOO_OLD', message: `bubblewrap ${base.version} is too old: the jail needs ${MIN_BWRAP_VERSION.join('.')} or newer (--disable-userns, --size).`, hint: `Upgrade bubblewrap (Debian 12+, Ubuntu 24.04+ and Fedora 38+ ship 0.8.0 or newer). ${INSTALL_BWRAP_HINT}` },
+        problem: {
+          code: 'BWRAP_TOO_OLD',
+          message: `bubblewrap ${base.version} is too old: the jail needs ${MIN_BWRAP_VERSION.join('.')} or newer (--disable-userns, --size).`,
+          hint: `Upgrade bubblewrap (Debian 12+, Ubuntu 24.04+ and Fedora 38+ ship 0.8.0 or newer). ${INSTALL_BWRAP_HINT}`,
+        },
       },
     };
   }

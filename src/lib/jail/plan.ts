@@ -251,7 +251,10 @@ export function resolveMounts(mounts: readonly JailMount[], opts: { root: boolea
 /** Parent first: a mount whose target is inside another's must come after it, or it would be hidden. */
 export function orderMounts<T extends JailMount>(mounts: readonly T[]): T[] {
   const depth = (t: string): number => t.split('/').length;
-  return mounts.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m.target) - depth(b.m.target) || a.i - b.i).map((x) => x.m);
+  return mounts
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m.target) - depth(b.m.target) || a.i - b.i)
+    .map((x) => x.m);
 }
 
 /** Our hard rlimits, from /proc/self/limits (undefined = unlimited). */
@@ -305,9 +308,7 @@ export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'r
  * shell exports it, and bubblewrap must start with an empty environment.
  */
 const STAGE_SCRIPT =
-  'set -e; unset PWD OLDPWD; m=$1; shift; ' +
-  'while [ "$1" != -- ]; do "$m" -n -t tmpfs -o "$1" -- tmpfs "$2"; shift 2; done; shift; ' +
-  'while [ "$1" != -- ]; do "$m" -n --bind -- "$1" "$2"; shift 2; done; shift; exec "$@"';
+  'set -e; unset PWD OLDPWD; m=$1; shift; ' + 'while [ "$1" != -- ]; do "$m" -n -t tmpfs -o "$1" -- tmpfs "$2"; shift 2; done; shift; ' + 'while [ "$1" != -- ]; do "$m" -n --bind -- "$1" "$2"; shift 2; done; shift; exec "$@"';
 
 /** Mount options of a private tmpfs: comis's own integers only, never caller text. */
 function tmpfsOptions(limits: JailResourceLimits): string {
@@ -319,14 +320,20 @@ function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number,
     '--unshare-all',
     '--unshare-user',
     '--disable-userns',
-    '--uid', String(JAIL_UID),
-    '--gid', String(JAIL_UID),
-    '--cap-drop', 'ALL',
+    '--uid',
+    String(JAIL_UID),
+    '--gid',
+    String(JAIL_UID),
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--new-session',
     '--as-pid-1',
-    '--hostname', JAIL_HOSTNAME,
-    '--ro-bind', '/usr', '/usr',
+    '--hostname',
+    JAIL_HOSTNAME,
+    '--ro-bind',
+    '/usr',
+    '/usr',
   ];
   for (const p of USR_SIBLINGS) {
     let st;
@@ -393,7 +400,10 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
       stageTmpfs.push(tmpfsOptions(req.limits), path);
     }
   }
-  const b = weaken(systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!), tmpfsPaths), req.testOnlyWeaken?.bwrap ?? []);
+  const b = weaken(
+    systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!), tmpfsPaths),
+    req.testOnlyWeaken?.bwrap ?? [],
+  );
 
   for (const m of orderMounts(mounts)) {
     let source = m.realSource;

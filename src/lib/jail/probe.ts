@@ -99,11 +99,7 @@ const VERSION_ARGS: Record<RuntimePart['name'], string[]> = {
 };
 
 /** Runs `interp --version`-like in the real jail; resolves with what it printed or why it failed. */
-async function runInJail(
-  name: RuntimePart['name'],
-  interp: ResolvedInterpreter,
-  jail: WorkingJail,
-): Promise<{ ok: boolean; output: string }> {
+async function runInJail(name: RuntimePart['name'], interp: ResolvedInterpreter, jail: WorkingJail): Promise<{ ok: boolean; output: string }> {
   const scratch = mkdtempSync(join(tmpdir(), 'comis-probe-'));
   const ws = join(scratch, 'ws');
   mkdirSync(ws);

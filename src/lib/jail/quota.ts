@@ -184,11 +184,7 @@ export async function measureTree(root: string, limits: QuotaLimits = { maxBytes
  * it passes `maxBytes` or `maxEntries` (or cannot be measured). Returns a
  * stop function and a final check.
  */
-export function watchQuota(
-  quota: { hostPath: string } & QuotaLimits,
-  onExceeded: (usage: TreeUsage) => void,
-  intervalMs = 200,
-): { stop(): void; check(): Promise<boolean> } {
+export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded: (usage: TreeUsage) => void, intervalMs = 200): { stop(): void; check(): Promise<boolean> } {
   let stopped = false;
   let fired = false;
   let timer: NodeJS.Timeout | undefined;

@@ -188,8 +188,23 @@ export type SyscallName = keyof typeof SYSCALLS;
 
 /** Calls whose arguments decide (or, for clone3 and openat2, that always get ENOSYS). */
 const CONDITIONAL: ReadonlySet<SyscallName> = new Set<SyscallName>([
-  'ioctl', 'clone', 'clone3', 'personality', 'socket', 'socketpair', 'fallocate',
-  'chmod', 'fchmod', 'fchmodat', 'fchmodat2', 'open', 'openat', 'creat', 'mknod', 'mknodat', 'openat2',
+  'ioctl',
+  'clone',
+  'clone3',
+  'personality',
+  'socket',
+  'socketpair',
+  'fallocate',
+  'chmod',
+  'fchmod',
+  'fchmodat',
+  'fchmodat2',
+  'open',
+  'openat',
+  'creat',
+  'mknod',
+  'mknodat',
+  'openat2',
 ]);
 
 /** The calls that always get EPERM. */

@@ -42,14 +42,23 @@ export function parseSmokeOutput(out: string, expectTmpInodes?: number): SmokeCh
   const capEff = status('CapEff');
   const nnp = status('NoNewPrivs');
   const seccomp = status('Seccomp');
-  const pid = lines.find((l) => l.startsWith('pid '))?.slice(4).trim();
+  const pid = lines
+    .find((l) => l.startsWith('pid '))
+    ?.slice(4)
+    .trim();
   const ifaces = lines
     .filter((l) => l.startsWith('netdev '))
     .map((l) => l.slice(7))
     .filter((l) => l.includes(':') && !/[|]/.test(l))
     .map((l) => l.split(':')[0]!.trim());
   const has = (l: string): boolean => lines.includes(l);
-  const inodes = lines.find((l) => l.startsWith('tmpinodes '))?.slice(10).trim().split(/\s+/).map(Number) ?? [];
+  const inodes =
+    lines
+      .find((l) => l.startsWith('tmpinodes '))
+      ?.slice(10)
+      .trim()
+      .split(/\s+/)
+      .map(Number) ?? [];
   const bounded = expectTmpInodes !== undefined && inodes.length === 2 && inodes.every((n) => n === expectTmpInodes);
   const tmpCheck: SmokeCheck =
     expectTmpInodes === undefined

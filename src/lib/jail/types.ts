@@ -125,15 +125,7 @@ export interface JailedProcess {
 export type SandboxProviderName = 'bwrap' | 'sandbox-exec' | 'none';
 
 /** Stable codes of why no working jail is available (in `--json` and ComisError details). */
-export type SandboxProblemCode =
-  | 'PLATFORM_UNSUPPORTED'
-  | 'ARCH_UNSUPPORTED'
-  | 'BWRAP_MISSING'
-  | 'BWRAP_TOO_OLD'
-  | 'HELPER_MISSING'
-  | 'USERNS_RESTRICTED'
-  | 'SMOKE_FAILED'
-  | 'SANDBOX_EXEC_ONLY';
+export type SandboxProblemCode = 'PLATFORM_UNSUPPORTED' | 'ARCH_UNSUPPORTED' | 'BWRAP_MISSING' | 'BWRAP_TOO_OLD' | 'HELPER_MISSING' | 'USERNS_RESTRICTED' | 'SMOKE_FAILED' | 'SANDBOX_EXEC_ONLY';
 
 /** Why the jail cannot be used, stated for a human, with the fix. */
 export interface SandboxProblem {

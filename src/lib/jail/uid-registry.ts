@@ -150,12 +150,7 @@ export function getentHasId(db: 'passwd' | 'group', id: number): boolean {
 
 /** Checks a configured range: integers, min ≤ max, above the ordinary ids, below 2^31 - 1. */
 export function checkJailUidRange(range: IdRange, key = 'jailUidRange'): IdRange {
-  const ok =
-    Number.isInteger(range.min) &&
-    Number.isInteger(range.max) &&
-    range.min >= MIN_JAIL_UID_RANGE_START &&
-    range.max <= 0x7fff_fffe &&
-    range.min <= range.max;
+  const ok = Number.isInteger(range.min) && Number.isInteger(range.max) && range.min >= MIN_JAIL_UID_RANGE_START && range.max <= 0x7fff_fffe && range.min <= range.max;
   if (!ok) {
     throw new ComisError('CONFIG_INVALID', `${key} {min: ${range.min}, max: ${range.max}} is not a usable uid range.`, {
       hint: `Use integers with ${MIN_JAIL_UID_RANGE_START} <= min <= max <= 2147483646, or leave it unset (default ${DEFAULT_JAIL_UID_RANGE.min}-${DEFAULT_JAIL_UID_RANGE.max}).`,
@@ -202,8 +197,7 @@ export function jailUidPolicy(range: IdRange = DEFAULT_JAIL_UID_RANGE, sources: 
   const reserved = readReservedIds(sources);
   const nss = sources.nssHasId ?? (sources === DEFAULT_HOST_ID_SOURCES ? getentHasId : () => false);
   const inUse = options.uidInUse ?? uidRunsNow;
-  const acceptable = (uid: number): boolean =>
-    Number.isInteger(uid) && uid >= range.min && uid <= range.max && !isReservedId(uid, reserved) && !nss('passwd', uid) && !nss('group', uid);
+  const acceptable = (uid: number): boolean => Number.isInteger(uid) && uid >= range.min && uid <= range.max && !isReservedId(uid, reserved) && !nss('passwd', uid) && !nss('group', uid);
   return {
     range,
     acceptable,
@@ -212,7 +206,10 @@ export function jailUidPolicy(range: IdRange = DEFAULT_JAIL_UID_RANGE, sources: 
       const first = start === undefined ? randomInt(range.min, range.max + 1) : Math.min(range.max, Math.max(range.min, start));
       // First fit in [first, max], then in [min, first): jump over blocked ranges whole,
       // so the cost is the number of ranges, not of ids.
-      for (const [from, to] of [[first, range.max], [range.min, first - 1]] as const) {
+      for (const [from, to] of [
+        [first, range.max],
+        [range.min, first - 1],
+      ] as const) {
         let candidate = from;
         for (;;) {
           for (let r = rangeContaining(candidate, blocked); r && candidate <= to; r = rangeContaining(candidate, blocked)) candidate = r.max + 1;

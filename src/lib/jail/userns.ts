@@ -53,10 +53,7 @@ export function readUsernsFacts(sysctlRoot = '/proc/sys'): UsernsFacts {
     );
   }
   if (sysctls['kernel.unprivileged_userns_clone'] === '0') {
-    add(
-      'The kernel forbids unprivileged user namespaces (kernel.unprivileged_userns_clone=0).',
-      'Enable them: sysctl -w kernel.unprivileged_userns_clone=1 (persist it in /etc/sysctl.d/).',
-    );
+    add('The kernel forbids unprivileged user namespaces (kernel.unprivileged_userns_clone=0).', 'Enable them: sysctl -w kernel.unprivileged_userns_clone=1 (persist it in /etc/sysctl.d/).');
   }
   if (sysctls['user.max_user_namespaces'] === '0') {
     add('User namespaces are disabled (user.max_user_namespaces=0).', 'Enable them: sysctl -w user.max_user_namespaces=15000 (persist it in /etc/sysctl.d/).');

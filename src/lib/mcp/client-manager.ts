@@ -146,7 +146,10 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
     } catch (err) {
       await transport.close().catch(() => undefined);
       const timedOut = /timed? ?out/i.test((err as Error).message ?? '');
-      throw new McpClientError(timedOut ? 'mcp_timeout' : 'mcp_start_failed', timedOut ? `mcp server "${name}" did not answer initialize within ${config.startupTimeoutMs} ms (mcp.servers.${name}.startupTimeoutMs)` : `mcp server "${name}" did not start: ${scrubUrl(name, shortReason(err))}`);
+      throw new McpClientError(
+        timedOut ? 'mcp_timeout' : 'mcp_start_failed',
+        timedOut ? `mcp server "${name}" did not answer initialize within ${config.startupTimeoutMs} ms (mcp.servers.${name}.startupTimeoutMs)` : `mcp server "${name}" did not start: ${scrubUrl(name, shortReason(err))}`,
+      );
     }
     return conn;
   }
@@ -240,7 +243,12 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
     serverStderr: (server) => settled.get(server)?.stdio?.stderr ?? '',
     async closeAll() {
       closed = true;
-      const all = [...connections.values()].map((p) => p.then((c) => c.transport.close(), () => undefined));
+      const all = [...connections.values()].map((p) =>
+        p.then(
+          (c) => c.transport.close(),
+          () => undefined,
+        ),
+      );
       // A connection still opening is closed by its own failure path or here once it settles.
       await Promise.all(all);
       await Promise.all([...settled.values()].map((c) => c.transport.close().catch(() => undefined)));

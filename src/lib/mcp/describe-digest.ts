@@ -23,7 +23,7 @@ import { mcpCatalog, type McpCatalogEntry, type McpGateSurface } from './gate.js
 
 /** The digest's file name in the run's SDK directory, and the variable that tells the runtimes where it is. */
 export const MCP_DIGEST_FILE = 'mcp-tools.json';
-export const MCP_DIGEST_ENV = 'COMIS_MCP_TOOLS';
+const MCP_DIGEST_ENV = 'COMIS_MCP_TOOLS';
 /** What a server may take beyond its startupTimeoutMs to list its tools before the run starts without them. */
 export const MCP_DIGEST_LIST_GRACE_MS = 5_000;
 /** Largest digest written (bytes); past it, later tools keep their names and lose their schemas. */
@@ -31,8 +31,7 @@ export const MCP_DIGEST_MAX_BYTES = 2_000_000;
 
 /** One describe() entry of an MCP tool (or of a server that could not be asked), as the runtimes list it. */
 export type McpDescribeEntry = { name: string; capability: 'orch:mcp'; summary: string; untrusted: true } & (
-  | { server: string; tool: string; call: string; description?: string; inputSchema: unknown }
-  | { server: string; unavailable: true; error: string; reason: string }
+  { server: string; tool: string; call: string; description?: string; inputSchema: unknown } | { server: string; unavailable: true; error: string; reason: string }
 );
 
 /** Matches `describe(` however it is reached (comis_tools.describe(, a destructured describe(, mcp.describe(). */

@@ -91,9 +91,7 @@ export async function handleMcpRequest(method: string, params: unknown, ctx: Mcp
     const shown = entry ? `comis_tools.mcp.${server}${isValidToolName(tool) ? `.${tool}` : ''}` : 'this MCP server name (not a valid name)';
     throw new CapCallError(
       'mcp_not_allowed',
-      entry
-        ? `${shown} is not allowlisted for agent "${ctx.agentId}": add "${entry}" (or "${server}" for all its tools) to agents.${ctx.agentId}.autonomy.mcp.allow`
-        : `${shown} is not allowlisted for agent "${ctx.agentId}"`,
+      entry ? `${shown} is not allowlisted for agent "${ctx.agentId}": add "${entry}" (or "${server}" for all its tools) to agents.${ctx.agentId}.autonomy.mcp.allow` : `${shown} is not allowlisted for agent "${ctx.agentId}"`,
     );
   }
   if (!surface.configured(server)) {

@@ -77,7 +77,7 @@ export function materializeBytes(store: ResultStore, data: Buffer, mime: string)
   try {
     const fd = createFile(root, name, 0o644);
     try {
-      for (let off = 0; off < data.length; ) off += writeSync(fd, data, off, data.length - off);
+      for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
     } finally {
       closeSync(fd);
     }

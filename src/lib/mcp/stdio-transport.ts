@@ -96,9 +96,7 @@ export class ReapedStdioTransport implements Transport {
   async start(): Promise<void> {
     if (this.child) throw new Error('ReapedStdioTransport already started');
     const bwrap = this.spec.noPidNamespace ? undefined : findHelper('bwrap');
-    const [file, args] = bwrap
-      ? [bwrap, ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--chdir', this.spec.cwd, '--', this.spec.command, ...this.spec.args]]
-      : [this.spec.command, [...this.spec.args]];
+    const [file, args] = bwrap ? [bwrap, ['--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/', '--proc', '/proc', '--chdir', this.spec.cwd, '--', this.spec.command, ...this.spec.args]] : [this.spec.command, [...this.spec.args]];
     this.namespaced = bwrap !== undefined;
     const child = spawn(file, args, { env: this.spec.env, cwd: this.spec.cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, shell: false });
     this.child = child;

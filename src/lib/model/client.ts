@@ -145,14 +145,7 @@ export async function chatComplete(endpoint: ChatEndpoint, messages: readonly Ch
   }
 }
 
-async function readBounded(
-  body: AsyncIterable<Buffer> & NodeJS.ReadableStream & { destroy: () => void },
-  maxBytes: number,
-  where: string,
-  guard: Deadline,
-  attemptMs: number,
-  outer: AbortSignal | undefined,
-): Promise<string> {
+async function readBounded(body: AsyncIterable<Buffer> & NodeJS.ReadableStream & { destroy: () => void }, maxBytes: number, where: string, guard: Deadline, attemptMs: number, outer: AbortSignal | undefined): Promise<string> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {

@@ -24,9 +24,7 @@ import ipaddr from 'ipaddr.js';
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
-export type AddressVerdict =
-  | { allowed: true; address: string; family: 4 | 6 }
-  | { allowed: false; address: string; family: 4 | 6 | 0; range: string };
+export type AddressVerdict = { allowed: true; address: string; family: 4 | 6 } | { allowed: false; address: string; family: 4 | 6 | 0; range: string };
 
 /** Refused IPv4 ranges, by name. ipaddr's own range() is checked too; this list is the floor. */
 const V4_REFUSED: readonly [string, string][] = [

@@ -12,20 +12,7 @@
  */
 import { getDurableRun, listDurableRuns, type DurableStatus, type OrphanReason } from '../store/durable-runs.js';
 import { ComisError } from '../errors.js';
-import {
-  auditByRun,
-  countSessionRuns,
-  findRun,
-  findSession,
-  newestSessions,
-  isPolicyDeny,
-  sessionRuns,
-  type DenyReason,
-  type DenyTally,
-  type RunRefusal,
-  type RunRow,
-  type SessionRow,
-} from '../store/obs-queries.js';
+import { auditByRun, countSessionRuns, findRun, findSession, newestSessions, isPolicyDeny, sessionRuns, type DenyReason, type DenyTally, type RunRefusal, type RunRow, type SessionRow } from '../store/obs-queries.js';
 import type { FailureClass, RepairRecord, ToolCallTally } from '../store/runs.js';
 import type { Database } from '../store/store.js';
 import { likelyRootCause, type LikelyRootCause } from './root-cause.js';
@@ -169,10 +156,7 @@ function notFound(db: Database, key: string | undefined): ComisError {
   const newest = newestSessions(db, SUGGESTED_SESSIONS).map((s) => s.sessionKey);
   const shown = key !== undefined && key.length > 120 ? `${key.slice(0, 120)}…` : key;
   const message = key === undefined ? 'No sessions are recorded in the store yet.' : `No session or run "${shown}" in the store.`;
-  const hint =
-    newest.length === 0
-      ? 'Runs are recorded by `comis orchestrate`; run a script first.'
-      : `Newest sessions: ${newest.join(', ')}. \`comis explain --last\` explains the newest.`;
+  const hint = newest.length === 0 ? 'Runs are recorded by `comis orchestrate`; run a script first.' : `Newest sessions: ${newest.join(', ')}. \`comis explain --last\` explains the newest.`;
   return new ComisError('NOT_FOUND', message, { hint, details: { newestSessions: newest } });
 }
 
@@ -202,9 +186,11 @@ function planRuns(db: Database, sessionKey: string): ExplainPlanRun[] {
     startedAt: iso(p.startedAt),
     durationMs: p.endedAt === null ? null : p.endedAt - p.startedAt,
     leadContextChars: p.leadContextChars,
-    children: (children.all(p.planRunId) as (Omit<ExplainPlanChild, 'grantedCaps' | 'deniedCaps'> & { granted: string; denied: string })[]).map(
-      ({ granted, denied, ...c }) => ({ ...c, grantedCaps: caps(granted), deniedCaps: caps(denied) }),
-    ),
+    children: (children.all(p.planRunId) as (Omit<ExplainPlanChild, 'grantedCaps' | 'deniedCaps'> & { granted: string; denied: string })[]).map(({ granted, denied, ...c }) => ({
+      ...c,
+      grantedCaps: caps(granted),
+      deniedCaps: caps(denied),
+    })),
   }));
 }
 

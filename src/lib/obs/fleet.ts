@@ -13,16 +13,7 @@
  */
 import { ComisError } from '../errors.js';
 import { windowSums, type WindowSums } from '../store/fleet-rollup.js';
-import {
-  deniedByPolicy,
-  deniedCapabilities,
-  durableRunCounts,
-  windowRepairs,
-  windowRunStats,
-  compareText,
-  type DenyReason,
-  type WindowRunStats,
-} from '../store/obs-queries.js';
+import { deniedByPolicy, deniedCapabilities, durableRunCounts, windowRepairs, windowRunStats, compareText, type DenyReason, type WindowRunStats } from '../store/obs-queries.js';
 import type { FailureClass, RefusalReason } from '../store/runs.js';
 import type { Database } from '../store/store.js';
 
@@ -109,9 +100,9 @@ const FAILURE_TEXT: Record<FailureClass, { what: string; hint: string }> = {
 const REFUSAL_TEXT: Record<RefusalReason, string> = {
   profile_no_orchestrate: 'An agent whose profile gets no orchestrate (assistant) was asked to run scripts: give it profile standard, or use another agent.',
   capability_missing: 'Scripts call tools needing a capability their agent lacks: use an agent whose profile holds it, or drop the call.',
-  surface_disabled: 'Scripts call write while the agent\'s write surface is off: set autonomy.write: true for the agent, or drop the call.',
-  explicit_deny: 'Scripts call a tool the agent\'s skills.toolPolicy.deny removes: drop the call, or change the deny list.',
-  not_in_profile: 'Scripts call a tool outside the agent\'s skills.toolPolicy.profile and allow list: add it to allow, or drop the call.',
+  surface_disabled: "Scripts call write while the agent's write surface is off: set autonomy.write: true for the agent, or drop the call.",
+  explicit_deny: "Scripts call a tool the agent's skills.toolPolicy.deny removes: drop the call, or change the deny list.",
+  not_in_profile: "Scripts call a tool outside the agent's skills.toolPolicy.profile and allow list: add it to allow, or drop the call.",
   role_coordinator: 'A coordinator (autonomy.role) was given a script with write or another mutating tool: delegate that work to a child (`comis run`).',
   approval_required: 'The agent requires an approval per run (autonomy.approvals) and there was no terminal: pass --yes, or run interactively.',
   approval_refused: 'Runs were declined at the approval prompt.',
@@ -122,10 +113,10 @@ const DENY_HINT: Record<DenyReason, string> = {
   surface_disabled: 'Scripts call a surface that is off (e.g. autonomy.write): turn it on for the agent, or drop the call.',
   denied_by_origin: 'Scripts try the administrative control plane, which is never reachable from a jail: review those scripts.',
   unknown_tool: 'Scripts call tools that do not exist: check them against comis_tools.describe().',
-  explicit_deny: 'The agent\'s skills.toolPolicy.deny removes the tool: drop the call, or change the deny list.',
-  not_in_profile: 'The tool is not in the agent\'s skills.toolPolicy.profile or allow list: add it to allow, or drop the call.',
+  explicit_deny: "The agent's skills.toolPolicy.deny removes the tool: drop the call, or change the deny list.",
+  not_in_profile: "The tool is not in the agent's skills.toolPolicy.profile or allow list: add it to allow, or drop the call.",
   role_coordinator: 'A coordinator (autonomy.role) has no write, message or other mutating tool: delegate that work to a child (`comis run`).',
-  host_denied: 'web_fetch reached for a host the agent\'s web.fetch.allowHosts/denyHosts refuse: fix the URL, or the host lists.',
+  host_denied: "web_fetch reached for a host the agent's web.fetch.allowHosts/denyHosts refuse: fix the URL, or the host lists.",
   other: 'See `comis explain <sessionKey>` for the runs that were denied.',
 };
 
@@ -199,8 +190,7 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
       subject: d.capability,
       count: d.events,
       detail:
-        `${d.capability} denied by tool policy ${plural(d.events, 'time')} in ${plural(d.runs, 'run')} (mostly ${d.topReason})` +
-        (i === list.length - 1 && total > list.length ? `; ${total - list.length} more tools not listed.` : '.'),
+        `${d.capability} denied by tool policy ${plural(d.events, 'time')} in ${plural(d.runs, 'run')} (mostly ${d.topReason})` + (i === list.length - 1 && total > list.length ? `; ${total - list.length} more tools not listed.` : '.'),
       hint: DENY_HINT[d.topReason],
       data: { events: d.events, runs: d.runs },
     }));
@@ -235,12 +225,7 @@ export const FLEET_SOURCES: readonly FleetSource[] = [
 const SEVERITY_RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
 
 export function compareFindings(a: FleetFinding, b: FleetFinding): number {
-  return (
-    SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
-    b.count - a.count ||
-    compareText(a.code, b.code) ||
-    compareText(a.subject ?? '', b.subject ?? '')
-  );
+  return SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || b.count - a.count || compareText(a.code, b.code) || compareText(a.subject ?? '', b.subject ?? '');
 }
 
 export interface FleetOptions {

@@ -317,7 +317,15 @@ export function logCommandEnd(commandId: string, outcome: { exitCode: number; du
     if (!isLogLevelEnabled('error')) return;
     const causes = outcome.error.cause === undefined ? [] : causesForLog(outcome.error.cause);
     getLogger().error(
-      compact({ event: 'command:error', command, exitCode: outcome.exitCode, durationMs: num(outcome.durationMs), code: name(outcome.error.code), message: outcome.error.message.slice(0, 500), causes: causes.length > 0 ? causes : undefined }),
+      compact({
+        event: 'command:error',
+        command,
+        exitCode: outcome.exitCode,
+        durationMs: num(outcome.durationMs),
+        code: name(outcome.error.code),
+        message: outcome.error.message.slice(0, 500),
+        causes: causes.length > 0 ? causes : undefined,
+      }),
       'command failed',
     );
     return;
@@ -341,10 +349,7 @@ export function logToolFailure(failure: { runId: string; leaseId?: string; tool:
   const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
   if (typeof code === 'string' || typeof code === 'number') head.code = code;
   if (err instanceof Error && err.stack) head.stack = err.stack.slice(0, 4000);
-  getLogger().error(
-    compact({ event: 'tool:failed', runId: id(failure.runId), leaseId: id(failure.leaseId), tool: name(failure.tool), error: head, causes: causesForLog(err) }),
-    'tool failed daemon-side',
-  );
+  getLogger().error(compact({ event: 'tool:failed', runId: id(failure.runId), leaseId: id(failure.leaseId), tool: name(failure.tool), error: head, causes: causesForLog(err) }), 'tool failed daemon-side');
 }
 
 /**

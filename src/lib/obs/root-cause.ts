@@ -169,10 +169,7 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
     matches: (r) => failed(r, 'timeout'),
     explain: (r) => ({
       detail: `Run ${r.runId} ran past its wall-clock timeout and was killed (timeout)${ms(r)}.`,
-      nextSteps: [
-        'Raise the limit with --timeout-ms (at most 600000) or agents.<id>.autonomy.limits.timeoutMs.',
-        'Or make the script do less per run: slice ResultRefs instead of reading them whole.',
-      ],
+      nextSteps: ['Raise the limit with --timeout-ms (at most 600000) or agents.<id>.autonomy.limits.timeoutMs.', 'Or make the script do less per run: slice ResultRefs instead of reading them whole.'],
     }),
   },
   {
@@ -218,10 +215,7 @@ export const ROOT_CAUSE_RULES: readonly RootCauseRule[] = [
     matches: (r) => failed(r, 'nonzero_exit') || (r.exitCode !== null && r.exitCode !== 0),
     explain: (r) => ({
       detail: `Run ${r.runId} exited with code ${r.exitCode ?? 'unknown'} (nonzero_exit)${ms(r)}.`,
-      nextSteps: [
-        'Re-run the script with `comis orchestrate` to see the stderr tail it prints on failure (explain keeps no stderr: it is content-free).',
-        ...repairSteps(r),
-      ],
+      nextSteps: ['Re-run the script with `comis orchestrate` to see the stderr tail it prints on failure (explain keeps no stderr: it is content-free).', ...repairSteps(r)],
     }),
   },
   {
@@ -262,12 +256,7 @@ export function likelyRootCause(runs: readonly RunSignals[]): LikelyRootCause {
     code: 'none',
     signal: 'none',
     affectedRuns: 0,
-    detail:
-      runs.length === 0
-        ? 'No orchestrate runs are recorded for this session.'
-        : runs.length === 1
-          ? 'The run succeeded with no denied calls.'
-          : `All ${runs.length} runs succeeded with no denied calls.`,
+    detail: runs.length === 0 ? 'No orchestrate runs are recorded for this session.' : runs.length === 1 ? 'The run succeeded with no denied calls.' : `All ${runs.length} runs succeeded with no denied calls.`,
     nextSteps: [],
   };
 }

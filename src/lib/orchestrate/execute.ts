@@ -98,7 +98,11 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
   }).catch(async (err: unknown) => {
     await sweep;
     if (err instanceof RunRefusedError) await store((s) => s.recordRefusal(s.store.db, err.refusal));
-    else if (storeReady) await storeReady.then((s) => s.store.close(), () => undefined);
+    else if (storeReady)
+      await storeReady.then(
+        (s) => s.store.close(),
+        () => undefined,
+      );
     throw err;
   });
   await store((s) => s.recordRun(s.store.db, outcome.record, outcome.audit));

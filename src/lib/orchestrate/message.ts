@@ -182,11 +182,7 @@ export function createMessageService(options: MessageServiceOptions): MessageSer
 
     const key = flightKey(agent.id, operationId);
     for (;;) {
-      const intent = o.writeIntent(
-        s.db,
-        { agentId: agent.id, operationId, runId, action, channel, channelId, target: JSON.stringify(target), payload: JSON.stringify(payloadOf(delivery)) },
-        { maxPerHour, ownBusy: inFlight.has(key) },
-      );
+      const intent = o.writeIntent(s.db, { agentId: agent.id, operationId, runId, action, channel, channelId, target: JSON.stringify(target), payload: JSON.stringify(payloadOf(delivery)) }, { maxPerHour, ownBusy: inFlight.has(key) });
       switch (intent.kind) {
         case 'delivered':
           return { ...result(intent.row.messageId ?? operationId, true), channel: intent.row.channel, channelId: intent.row.channelId };

@@ -91,7 +91,9 @@ export async function retryOutboxEntry(home: string, operationId: string, agentI
   const report = await withStore(home, async (store, outbox) => {
     const row = findOne(store, outbox, operationId, agentId);
     if (row.state !== 'failed' && row.state !== 'pending') {
-      throw new ComisError('USAGE', `Operation "${operationId}" of agent "${row.agentId}" is ${row.state}; only failed or pending sends are retried.`, { hint: row.state === 'delivered' ? 'It was delivered: nothing to do.' : 'A dropped send stays dropped; the script sends again with a new operationId.' });
+      throw new ComisError('USAGE', `Operation "${operationId}" of agent "${row.agentId}" is ${row.state}; only failed or pending sends are retried.`, {
+        hint: row.state === 'delivered' ? 'It was delivered: nothing to do.' : 'A dropped send stays dropped; the script sends again with a new operationId.',
+      });
     }
     outbox.requeueFailed(store.db, row.agentId, operationId);
     const swept = await sweepOutbox(store);

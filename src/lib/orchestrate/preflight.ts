@@ -65,10 +65,7 @@ export async function scanJavaScript(code: string): Promise<{ tools: Set<string>
   const tools = new Set<string>();
   const isSdk = (object: AstNode): boolean =>
     (object.type === 'Identifier' && sdkNames.has(object.name as string)) ||
-    (object.type === 'MemberExpression' &&
-      (object.object as AstNode).type === 'Identifier' &&
-      namespaces.has((object.object as AstNode).name as string) &&
-      propertyOf(object) === 'comis_tools');
+    (object.type === 'MemberExpression' && (object.object as AstNode).type === 'Identifier' && namespaces.has((object.object as AstNode).name as string) && propertyOf(object) === 'comis_tools');
   walk.full(ast as never, (raw) => {
     const node = raw as unknown as AstNode;
     if (node.type !== 'MemberExpression') return;
@@ -190,7 +187,9 @@ export function mcpPreflightRefusal(footprint: Footprint, allow: readonly string
   const what = entry ? `comis_tools.mcp.${entry}` : 'an MCP server or tool whose name is not valid';
   return {
     message: `The script calls ${what}, which agent "${agentId}" may not call: it is not on agents.${agentId}.autonomy.mcp.allow.`,
-    hint: entry ? `Nothing was run. Add "${entry}" (or "${server}" for all its tools) to agents.${agentId}.autonomy.mcp.allow in config.yaml, or remove the call.` : 'Nothing was run. Server names are lowercase identifiers; see docs/config.md (mcp).',
+    hint: entry
+      ? `Nothing was run. Add "${entry}" (or "${server}" for all its tools) to agents.${agentId}.autonomy.mcp.allow in config.yaml, or remove the call.`
+      : 'Nothing was run. Server names are lowercase identifiers; see docs/config.md (mcp).',
   };
 }
 

@@ -26,9 +26,7 @@ const RULES: readonly { cls: RepairClass; matches: (tail: string) => boolean }[]
   },
   {
     cls: 'comis_tools_misuse',
-    matches: (t) =>
-      /\bcomis_tools\b[^\n]*\bis not defined\b/.test(t) ||
-      (/\bcomis_tools\b/.test(t) && /\b(?:TypeError|AttributeError)\b|\bis not a function\b|\bhas no attribute\b/.test(t)),
+    matches: (t) => /\bcomis_tools\b[^\n]*\bis not defined\b/.test(t) || (/\bcomis_tools\b/.test(t) && /\b(?:TypeError|AttributeError)\b|\bis not a function\b|\bhas no attribute\b/.test(t)),
   },
   { cls: 'syntax_error', matches: (t) => /\b(?:SyntaxError|IndentationError|TabError)\b/.test(t) },
   { cls: 'type_error', matches: (t) => /\bTypeError\b/.test(t) },

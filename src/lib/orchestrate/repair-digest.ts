@@ -32,7 +32,7 @@ export function methodDigest(surface: DigestSurface): MethodDigest[] {
     out.push({
       name: 'mcp.<server>.<tool>',
       capability: 'orch:mcp',
-      params: '{...the tool\'s arguments}',
+      params: "{...the tool's arguments}",
       summary: `Call a tool of an allowed MCP server (${surface.mcpServers.join(', ')}); comis_tools.mcp.describe() lists them.`,
     });
   }

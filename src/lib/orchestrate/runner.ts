@@ -39,7 +39,6 @@ import { slicesResults, type Footprint } from './preflight.js';
 import { REPAIR_BUDGET_MS, repairGate } from './repair.js';
 import type { ScriptLanguage } from './transpile.js';
 
-export { JAIL_RUN_DIR, JAIL_SOCKET, JAIL_WORKSPACE, MAX_TIMEOUT_MS, SECOND_LINE_GRACE_MS, STDERR_TAIL_CHARS, STDOUT_FLOOD_MIN_BYTES } from './phases/constants.js';
 export { classifyExit } from './phases/classify.js';
 export { RunRefusedError } from './phases/prepare.js';
 
@@ -190,7 +189,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     started = Date.now();
     try {
       // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.
-      if (slicesResults(prepared.script.code)) void services.getSlicer().then((x) => x.warm(), () => undefined);
+      if (slicesResults(prepared.script.code))
+        void services.getSlicer().then(
+          (x) => x.warm(),
+          () => undefined,
+        );
       // The socket's request frame limit, which the SDKs check before sending (a durable run's checkpoint takes up to 1 MiB).
       const frameLimit = options.replayTools ? REPLAY_FRAME_BYTES : durable?.maxFrameBytes;
       parts.socket = await openRunSocket({
@@ -212,7 +215,19 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       });
       mark('socket');
       if (options.stdoutFile) stdout.openTee(options.stdoutFile);
-      const child = spawnScript({ prepared, language: options.language, limits, runId, bearer: lease.bearer, agentJail, dir: parts.dir, socketPath: parts.socket.path, surface, readOnlyWorkspace: options.replayTools !== undefined, extraEnv: { ...(frameLimit ? { COMIS_FRAME_LIMIT: String(frameLimit) } : {}), ...(mcpDigest ? await mcpDigest : {}) } });
+      const child = spawnScript({
+        prepared,
+        language: options.language,
+        limits,
+        runId,
+        bearer: lease.bearer,
+        agentJail,
+        dir: parts.dir,
+        socketPath: parts.socket.path,
+        surface,
+        readOnlyWorkspace: options.replayTools !== undefined,
+        extraEnv: { ...(frameLimit ? { COMIS_FRAME_LIMIT: String(frameLimit) } : {}), ...(mcpDigest ? await mcpDigest : {}) },
+      });
       mark('spawned');
       // Logged after the spawn, so loading the logger overlaps the jail's own start.
       emit({ type: 'run:started', runId, leaseId: lease.lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });

@@ -78,7 +78,16 @@ function refuser(agentId: string, path: string): (why: string) => never {
 
 /** Refuses `candidate` (an absolute normalized path) when it is, holds or lies in something no jail may own. */
 function screenWorkspacePath(candidate: string, ctx: Required<WorkspaceScreenContext>, refuse: (why: string) => never): void {
-  const both = (list: [string, string][]): [string, string][] => list.flatMap(([p, why]) => (realOr(p) === p ? [[p, why]] : [[p, why], [realOr(p), why]]) as [string, string][]);
+  const both = (list: [string, string][]): [string, string][] =>
+    list.flatMap(
+      ([p, why]) =>
+        (realOr(p) === p
+          ? [[p, why]]
+          : [
+              [p, why],
+              [realOr(p), why],
+            ]) as [string, string][],
+    );
   const home = resolvePath(ctx.home);
   const comis = resolvePath(ctx.comisHome);
   const trees = both([...SYSTEM_TREES, ...HOME_SECRETS.map((n): [string, string] => [join(home, n), `secrets and tokens (~/${n})`])]);

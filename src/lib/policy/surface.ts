@@ -60,14 +60,10 @@ export function assertGetsOrchestrate(agent: AgentLike): void {
   const profile = agent.config.autonomy.profile;
   if (PROFILES[profile].orchestrate) return;
   const where = agent.source ?? 'config.yaml';
-  throw new ComisError(
-    'CAPABILITY_DENIED',
-    `Agent "${agent.id}" has profile ${profile}, which holds no capabilities and does not get the orchestrate tool.`,
-    {
-      hint: `Nothing was run. Set agents.${agent.id}.autonomy.profile: standard (or unattended, max) in ${where}, or use another agent.`,
-      details: { profile, missingCapabilities: [] },
-    },
-  );
+  throw new ComisError('CAPABILITY_DENIED', `Agent "${agent.id}" has profile ${profile}, which holds no capabilities and does not get the orchestrate tool.`, {
+    hint: `Nothing was run. Set agents.${agent.id}.autonomy.profile: standard (or unattended, max) in ${where}, or use another agent.`,
+    details: { profile, missingCapabilities: [] },
+  });
 }
 
 /** The agent's tool surface, from its tool policy and role. */

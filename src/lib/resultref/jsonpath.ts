@@ -158,8 +158,6 @@ export function checkRefPath(refPath: unknown): string {
 export function compileJsonPath(expr: string, refPath: string): string {
   const path = toDuckDbPath(parseJsonPath(expr));
   const file = sqlString(checkRefPath(refPath));
-  const doc =
-    `SELECT CASE WHEN count(*) = 1 THEN any_value(json) ELSE to_json(list(json ORDER BY ordinality)) END AS doc ` +
-    `FROM read_json_objects(${file}, format = 'unstructured', maximum_object_size = 67108864) WITH ORDINALITY`;
+  const doc = `SELECT CASE WHEN count(*) = 1 THEN any_value(json) ELSE to_json(list(json ORDER BY ordinality)) END AS doc ` + `FROM read_json_objects(${file}, format = 'unstructured', maximum_object_size = 67108864) WITH ORDINALITY`;
   return `SELECT json_extract(doc, ${sqlString(path)}) AS value FROM (${doc})`;
 }

@@ -129,7 +129,7 @@ export function jsonHeadShape(text: string): 'json' | 'jsonl' | 'invalid' {
       if (c < 0x20) return false;
       if (c === 0x5c) {
         const e = text[i + 1];
-        if (e === undefined) return (i = n), true;
+        if (e === undefined) return ((i = n), true);
         if (e === 'u') {
           const hex = text.slice(i + 2, i + 6);
           if (!/^[0-9a-fA-F]*$/.test(hex)) return false;
@@ -169,7 +169,7 @@ export function jsonHeadShape(text: string): 'json' | 'jsonl' | 'invalid' {
         closeValue();
       } else if (c === '-' || (c >= '0' && c <= '9')) {
         NUMBER.lastIndex = i;
-        if (!NUMBER.exec(text)) return i === n - 1 && c === '-' ? (i = n, 'json') : 'invalid';
+        if (!NUMBER.exec(text)) return i === n - 1 && c === '-' ? ((i = n), 'json') : 'invalid';
         i = NUMBER.lastIndex;
         if (i < n && !' \t\r\n,]}'.includes(text[i]!)) return 'invalid';
         closeValue();
@@ -212,7 +212,12 @@ const EXT: Record<ResultKind, string> = { json: 'json', jsonl: 'jsonl', csv: 'cs
 
 function schemaOf(kind: ResultKind, head: string): string[] | undefined {
   try {
-    if (kind === 'csv') return head.split('\n', 1)[0]!.split(',').map((s) => s.trim().replace(/^"|"$/g, '')).slice(0, 200);
+    if (kind === 'csv')
+      return head
+        .split('\n', 1)[0]!
+        .split(',')
+        .map((s) => s.trim().replace(/^"|"$/g, ''))
+        .slice(0, 200);
     if (kind === 'jsonl') {
       const first = JSON.parse(head.split('\n', 1)[0]!) as unknown;
       if (first && typeof first === 'object' && !Array.isArray(first)) return Object.keys(first).slice(0, 200);

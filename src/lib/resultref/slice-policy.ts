@@ -12,18 +12,7 @@
  */
 
 /** jq builtins a slice filter may not name (matched as whole words). */
-export const JQ_FORBIDDEN_BUILTINS = [
-  'import',
-  'include',
-  'modulemeta',
-  'get_search_list',
-  'get_prog_origin',
-  'get_jq_origin',
-  'input_filename',
-  'env',
-  'halt_error',
-  'input_line_number',
-] as const;
+export const JQ_FORBIDDEN_BUILTINS = ['import', 'include', 'modulemeta', 'get_search_list', 'get_prog_origin', 'get_jq_origin', 'input_filename', 'env', 'halt_error', 'input_line_number'] as const;
 
 /** jq special variables a slice filter may not read (`$NAME`). */
 export const JQ_FORBIDDEN_VARIABLES = ['ENV', '__loc__', '__prog_args'] as const;

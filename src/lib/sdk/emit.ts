@@ -228,7 +228,10 @@ function emitJs(tsSource: string): string {
   let body = code.replace(/^import \* as (\w+) from "(node:[\w/]+)";$/gm, 'const $1 = require("$2");');
   let names: string[] = [];
   body = body.replace(/^export \{([^}]*)\};\n/m, (_all, list: string) => {
-    names = list.split(',').map((n) => n.trim()).filter(Boolean);
+    names = list
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
     return '';
   });
   if (names.length === 0 || /^(import|export)\b/m.test(body)) throw new Error('SDK runtime: unexpected module syntax after esbuild');
@@ -246,11 +249,10 @@ function emitPy(tools: ToolModel[]): string {
   const summaryJson = JSON.stringify(JSON.stringify(summaries(tools)));
   const schemaJson = JSON.stringify(JSON.stringify(schemas(tools)));
   const functions = tools
-    .map(
-      (t) =>
-        t.sdkArgs
-          ? `def ${t.name}(${t.sdkArgs.join(', ')}):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, {${t.sdkArgs.map((a) => `${JSON.stringify(a)}: ${a}`).join(', ')}})\n`
-          : t.operationId
+    .map((t) =>
+      t.sdkArgs
+        ? `def ${t.name}(${t.sdkArgs.join(', ')}):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, {${t.sdkArgs.map((a) => `${JSON.stringify(a)}: ${a}`).join(', ')}})\n`
+        : t.operationId
           ? `def ${t.name}(params=None, operation_id=None, **kwargs):\n    """${t.summary} Needs ${t.capability}. The second argument is the operation id (the idempotency key)."""\n    return _invoke_outward(${JSON.stringify(t.name)}, params, operation_id, kwargs)\n`
           : `def ${t.name}(params=None, **kwargs):\n    """${t.summary} Needs ${t.capability}."""\n    return invoke(${JSON.stringify(t.name)}, params, **kwargs)\n`,
     )

@@ -150,7 +150,10 @@ export function mcpTypesRegion(agentId: string, tools: readonly McpTypedTool[]):
   }
   const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
   const servers = [...byServer.keys()].sort(cmp);
-  const lines = [`/** comis_tools.mcp as agent ${JSON.stringify(agentId)} may call it: its allowlisted tools, typed from each server's input schema by \`comis sdk emit --mcp\` (descriptions are the servers' own, untrusted). */`, 'export interface McpServers {'];
+  const lines = [
+    `/** comis_tools.mcp as agent ${JSON.stringify(agentId)} may call it: its allowlisted tools, typed from each server's input schema by \`comis sdk emit --mcp\` (descriptions are the servers' own, untrusted). */`,
+    'export interface McpServers {',
+  ];
   for (const server of servers) {
     lines.push(`  readonly ${tsKey(server)}: {`);
     for (const t of byServer.get(server)!.sort((a, b) => cmp(a.tool, b.tool))) {
@@ -169,4 +172,5 @@ export function mcpTypesRegion(agentId: string, tools: readonly McpTypedTool[]):
 }
 
 /** The region's text when no server is typed: any server and tool name, arguments untyped (checked by the server). */
-export const UNTYPED_MCP_SERVERS = '/** comis_tools.mcp.<server>.<tool>: any name at runtime (the socket allows only what autonomy.mcp.allow lists); `comis sdk emit --mcp` types an agent\'s tools. */\nexport type McpServers = { readonly [server: string]: { readonly [tool: string]: McpTool } };\n';
+export const UNTYPED_MCP_SERVERS =
+  "/** comis_tools.mcp.<server>.<tool>: any name at runtime (the socket allows only what autonomy.mcp.allow lists); `comis sdk emit --mcp` types an agent's tools. */\nexport type McpServers = { readonly [server: string]: { readonly [tool: string]: McpTool } };\n";

@@ -7,18 +7,7 @@
  */
 import type { MarkdownRegions } from './markdown-regions.js';
 import type { ContentKind, ScanSeverity, ScanView } from './types.js';
-import {
-  codePointLabel,
-  confusableSkeleton,
-  escapeForDisplay,
-  isAsciiAlphanumeric,
-  isBidiControl,
-  isBidiOverride,
-  isEmoji,
-  isInvisible,
-  isLetter,
-  isTagCharacter,
-} from './unicode.js';
+import { codePointLabel, confusableSkeleton, escapeForDisplay, isAsciiAlphanumeric, isBidiControl, isBidiOverride, isEmoji, isInvisible, isLetter, isTagCharacter } from './unicode.js';
 
 /** A detector's finding before context and line numbers are added. */
 export interface RawHit {
@@ -465,7 +454,12 @@ export function detectDownloadExec(input: DetectorInput, emit: (hit: RawHit) => 
   for (let m = download.exec(raw); m; m = download.exec(raw)) {
     let target = m[1]!;
     if (target === '-' || target.startsWith('-')) continue;
-    if (/^https?:\/\//i.test(target)) target = target.replace(/[?#].*$/, '').split('/').pop() ?? '';
+    if (/^https?:\/\//i.test(target))
+      target =
+        target
+          .replace(/[?#].*$/, '')
+          .split('/')
+          .pop() ?? '';
     if (target.length < 2 || target === '/dev/null') continue;
     if (count++ >= 100) break;
     const after = raw.slice(m.index + m[0].length, m.index + m[0].length + 1500);

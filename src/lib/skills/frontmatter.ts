@@ -99,8 +99,7 @@ export function validateSkillFrontmatter(content: string, options: FrontmatterOp
       case 'name':
         if (typeof value !== 'string' || value.length === 0) report('SPEC_NAME_MISSING', vs, ve, '`name` is empty or not a string');
         else if (value.length > 64 || !NAME_FORMAT.test(value)) report('SPEC_NAME_FORMAT', vs, ve, `\`name\` "${escapeForDisplay(value.slice(0, 80))}" must be 1-64 lowercase letters, digits and single hyphens`);
-        else if (options.directoryName !== undefined && value !== options.directoryName)
-          report('SPEC_NAME_MISMATCH', vs, ve, `\`name\` "${value}" differs from the directory name "${escapeForDisplay(options.directoryName)}"`);
+        else if (options.directoryName !== undefined && value !== options.directoryName) report('SPEC_NAME_MISMATCH', vs, ve, `\`name\` "${value}" differs from the directory name "${escapeForDisplay(options.directoryName)}"`);
         break;
       case 'description':
         if (typeof value !== 'string' || value.trim().length === 0) report('SPEC_DESCRIPTION_MISSING', vs, ve, '`description` is empty or not a string');
@@ -113,8 +112,7 @@ export function validateSkillFrontmatter(content: string, options: FrontmatterOp
         if (typeof value !== 'string') report('SPEC_LICENSE_TYPE', vs, ve);
         break;
       case 'metadata':
-        if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string'))
-          report('SPEC_METADATA_TYPE', vs, ve);
+        if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string')) report('SPEC_METADATA_TYPE', vs, ve);
         break;
       case 'allowed-tools':
         if (!(typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string')))) report('SPEC_ALLOWED_TOOLS_TYPE', vs, ve);

@@ -103,7 +103,7 @@ function inlineCodeSpans(text: string, lineStart: number, lineEnd: number, out: 
     next[k] = lastByLen.get(runs[k]!.len) ?? -1;
     lastByLen.set(runs[k]!.len, k);
   }
-  for (let k = 0; k < runs.length; ) {
+  for (let k = 0; k < runs.length;) {
     const close = next[k]!;
     if (close < 0) {
       k += 1;

@@ -126,7 +126,7 @@ function ioError(path: string, err: unknown, action = 'read'): ComisError {
 /** An input that yields nothing to scan fails the run (exit 2): a typo in CI must not pass green. */
 function noFilesMatched(input: string, what: 'glob' | 'directory'): ComisError {
   return new ComisError('NOT_FOUND', `No files matched ${input}: ${what === 'glob' ? 'the glob matches no file' : 'the directory holds no SKILL.md'}, so nothing would be scanned`, {
-    hint: what === 'glob' ? 'Check the pattern (quote it so comis, not the shell, expands it), e.g. \'skills/**/SKILL.md\'.' : 'Give the directory that holds the skills, or a SKILL.md file.',
+    hint: what === 'glob' ? "Check the pattern (quote it so comis, not the shell, expands it), e.g. 'skills/**/SKILL.md'." : 'Give the directory that holds the skills, or a SKILL.md file.',
     details: { input },
   });
 }
@@ -166,7 +166,13 @@ function expandGlob(pattern: string, cwd: string): string[] {
   // picomatch: `*`, `**`, `?`, `[...]` classes and nested `{a,{b,c}}` braces, as shells and CI tools expand them.
   // `dot: true` because the walker scans dot-directories too (a skill's `.config/` is part of it).
   // picomatch reads `[!a]` as the class {!, a}; shells (and users) mean "not a", as `[^a]`.
-  const isMatch = loadPicomatch()(parts.slice(firstGlob).join('/').replace(/(?<!\\)\[!/g, '[^'), { dot: true });
+  const isMatch = loadPicomatch()(
+    parts
+      .slice(firstGlob)
+      .join('/')
+      .replace(/(?<!\\)\[!/g, '[^'),
+    { dot: true },
+  );
   const out: string[] = [];
   walk(base, (path) => {
     if (isMatch(toPosix(relative(base, path)))) out.push(path);

@@ -8,19 +8,7 @@
  *
  * Pure: no I/O, no clock. Linear time in the input (see rules.ts).
  */
-import {
-  detectBase64,
-  detectCharCodes,
-  detectDownloadExec,
-  detectHexPayload,
-  detectHomoglyphs,
-  detectHtmlComments,
-  detectInvisibles,
-  detectPadding,
-  type DetectorInput,
-  type InnerHit,
-  type RawHit,
-} from './detectors.js';
+import { detectBase64, detectCharCodes, detectDownloadExec, detectHexPayload, detectHomoglyphs, detectHtmlComments, detectInvisibles, detectPadding, type DetectorInput, type InnerHit, type RawHit } from './detectors.js';
 import { analyzeMarkdown, computeLineStarts, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
 import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchContext } from './rules.js';
 import { sentenceBefore } from './rules/fragments.js';
@@ -419,13 +407,7 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
   }
 }
 
-function scanView(
-  doc: Document,
-  view: TextView,
-  windows: readonly (number[] | undefined)[],
-  sink: FindingSink,
-  ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext,
-): void {
+function scanView(doc: Document, view: TextView, windows: readonly (number[] | undefined)[], sink: FindingSink, ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext): void {
   const text = view.text;
   const literalView = view.name === 'raw' || view.name === 'comments-stripped';
   const units = new Units(text);

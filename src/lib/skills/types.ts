@@ -29,26 +29,10 @@ export type ScanCategory =
  * Which text a finding was matched in. `raw` is the file as written; the
  * others are derived views whose offsets are mapped back to the raw file.
  */
-export type ScanView =
-  | 'raw'
-  | 'comments-stripped'
-  | 'normalized'
-  | 'normalized-comments-stripped'
-  | 'decoded-base64'
-  | 'decoded-hex'
-  | 'decoded-charcodes'
-  | 'decoded-tags';
+export type ScanView = 'raw' | 'comments-stripped' | 'normalized' | 'normalized-comments-stripped' | 'decoded-base64' | 'decoded-hex' | 'decoded-charcodes' | 'decoded-tags';
 
 /** Where in a Markdown file a position sits. Scripts and other files are `script`. */
-export type ScanRegion =
-  | 'frontmatter'
-  | 'description'
-  | 'prose'
-  | 'inline-code'
-  | 'fenced-code'
-  | 'indented-code'
-  | 'html-comment'
-  | 'script';
+export type ScanRegion = 'frontmatter' | 'description' | 'prose' | 'inline-code' | 'fenced-code' | 'indented-code' | 'html-comment' | 'script';
 
 export interface ContentScanFinding {
   /** Rule ID, e.g. `EXEC_SUBSHELL`. */

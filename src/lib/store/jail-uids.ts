@@ -30,9 +30,7 @@ export function registerJailUid(db: Database, workspaceReal: string, chooser: Ui
   const get = db.prepare('SELECT uid FROM jail_uids WHERE workspace = ?');
   const touch = db.prepare('UPDATE jail_uids SET used_at = ? WHERE workspace = ?');
   const others = db.prepare('SELECT uid FROM jail_uids WHERE workspace != ?');
-  const upsert = db.prepare(
-    'INSERT INTO jail_uids (workspace, uid, allocated_at, used_at) VALUES (?, ?, ?, ?) ON CONFLICT(workspace) DO UPDATE SET uid = excluded.uid, allocated_at = excluded.allocated_at, used_at = excluded.used_at',
-  );
+  const upsert = db.prepare('INSERT INTO jail_uids (workspace, uid, allocated_at, used_at) VALUES (?, ?, ?, ?) ON CONFLICT(workspace) DO UPDATE SET uid = excluded.uid, allocated_at = excluded.allocated_at, used_at = excluded.used_at');
   const allocate = db.transaction((): number => {
     const row = get.get(workspaceReal) as { uid: number } | undefined;
     if (row && chooser.acceptable(row.uid)) {

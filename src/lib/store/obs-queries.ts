@@ -154,7 +154,14 @@ function toRepair(r: RawRun): RepairRecord | undefined {
 /** A stored name list read back: names of the table (or `<unknown>`) only, whatever wrote the store. */
 function refusalList(text: string | null, known: (name: string) => boolean): string[] {
   if (typeof text !== 'string' || text === '') return [];
-  return [...new Set(text.split(',').slice(0, 16).map((n) => (known(n) ? n : UNKNOWN_NAME)))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .slice(0, 16)
+        .map((n) => (known(n) ? n : UNKNOWN_NAME)),
+    ),
+  ];
 }
 
 function toRefusal(r: RawRun): RunRefusal | undefined {
@@ -202,18 +209,18 @@ function toSessionRow(r: RawSession): SessionRow {
 export function findSession(db: Database, sessionKey: string): SessionRow | undefined {
   const row = db.prepare('SELECT session_key, agent_id, created_at, updated_at FROM sessions WHERE session_key = ?').get(sessionKey) as RawSession | undefined;
   if (row) return toSessionRow(row);
-  const agg = db
-    .prepare('SELECT MIN(agent_id) AS agent_id, MIN(started_at) AS created_at, MAX(COALESCE(ended_at, started_at)) AS updated_at FROM runs WHERE session_key = ?')
-    .get(sessionKey) as { agent_id: string | null; created_at: number | null; updated_at: number | null };
+  const agg = db.prepare('SELECT MIN(agent_id) AS agent_id, MIN(started_at) AS created_at, MAX(COALESCE(ended_at, started_at)) AS updated_at FROM runs WHERE session_key = ?').get(sessionKey) as {
+    agent_id: string | null;
+    created_at: number | null;
+    updated_at: number | null;
+  };
   if (agg.created_at === null) return undefined;
   return toSessionRow({ session_key: sessionKey, agent_id: agg.agent_id ?? '', created_at: agg.created_at, updated_at: agg.updated_at ?? agg.created_at });
 }
 
 /** The most recently updated sessions, newest first (index `sessions_updated`). */
 export function newestSessions(db: Database, limit: number): SessionRow[] {
-  const rows = db
-    .prepare('SELECT session_key, agent_id, created_at, updated_at FROM sessions ORDER BY updated_at DESC, session_key DESC LIMIT ?')
-    .all(limit) as RawSession[];
+  const rows = db.prepare('SELECT session_key, agent_id, created_at, updated_at FROM sessions ORDER BY updated_at DESC, session_key DESC LIMIT ?').all(limit) as RawSession[];
   return rows.map(toSessionRow);
 }
 
@@ -228,16 +235,12 @@ export function countSessionRuns(db: Database, sessionKey: string): number {
 
 /** The newest `limit` runs of a session, returned oldest first (index `runs_session`). */
 export function sessionRuns(db: Database, sessionKey: string, limit: number): RunRow[] {
-  const rows = db
-    .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE session_key = ? ORDER BY started_at DESC, run_id DESC LIMIT ?`)
-    .all(sessionKey, limit) as RawRun[];
+  const rows = db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE session_key = ? ORDER BY started_at DESC, run_id DESC LIMIT ?`).all(sessionKey, limit) as RawRun[];
   return rows.map(toRunRow).reverse();
 }
 
 function sortTallies<T extends { tool: string; capability: string; decision?: string }>(list: T[]): T[] {
-  return list.sort(
-    (a, b) => compareText(a.tool, b.tool) || compareText(a.decision ?? '', b.decision ?? '') || compareText(a.capability, b.capability),
-  );
+  return list.sort((a, b) => compareText(a.tool, b.tool) || compareText(a.decision ?? '', b.decision ?? '') || compareText(a.capability, b.capability));
 }
 
 const IN_CHUNK = 500;
@@ -293,9 +296,13 @@ export function auditByRun(db: Database, runs: readonly RunRow[]): Map<string, R
   const missing = runs.filter((r) => !tallies.has(r.runId)).map((r) => r.runId);
   for (let i = 0; i < missing.length; i += IN_CHUNK) {
     const chunk = missing.slice(i, i + IN_CHUNK);
-    const rows = db
-      .prepare(`SELECT run_id, tool, capability, decision, count FROM run_tool_calls WHERE run_id IN (${chunk.map(() => '?').join(',')})`)
-      .all(...chunk) as { run_id: string; tool: string; capability: string; decision: string; count: number }[];
+    const rows = db.prepare(`SELECT run_id, tool, capability, decision, count FROM run_tool_calls WHERE run_id IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as {
+      run_id: string;
+      tool: string;
+      capability: string;
+      decision: string;
+      count: number;
+    }[];
     for (const r of rows) add(r.run_id, r.tool, r.capability, r.decision, Number(r.count), 'other');
   }
 
@@ -303,9 +310,7 @@ export function auditByRun(db: Database, runs: readonly RunRow[]): Map<string, R
   for (const run of runs) {
     out.set(run.runId, {
       toolCalls: sortTallies([...(tallies.get(run.runId)?.values() ?? [])]),
-      denies: [...(denies.get(run.runId)?.values() ?? [])].sort(
-        (a, b) => b.count - a.count || compareText(a.capability, b.capability) || compareText(a.tool, b.tool) || compareText(a.reason, b.reason),
-      ),
+      denies: [...(denies.get(run.runId)?.values() ?? [])].sort((a, b) => b.count - a.count || compareText(a.capability, b.capability) || compareText(a.tool, b.tool) || compareText(a.reason, b.reason)),
     });
   }
   return out;

@@ -95,6 +95,7 @@ export type IntentOutcome =
  * and claimed by this process (and counted against `maxPerHour`); an existing
  * one is answered (delivered), taken over (pending with a free claim, or
  * failed: a repeated call retries it with the same key), or reported busy.
+ * @public (reached through the loaded module, which knip does not follow)
  */
 export function writeIntent(db: Database, intent: NewIntent, options: { maxPerHour: number; now?: number; ownBusy: boolean }): IntentOutcome {
   const now = options.now ?? Date.now();
@@ -133,12 +134,12 @@ export function claimForSweep(db: Database, agentId: string, operationId: string
   return tx.immediate();
 }
 
-/** One delivery attempt is starting (counted before the request leaves, so a crash during it shows). */
+/** One delivery attempt is starting (counted before the request leaves, so a crash during it shows). @public (reached through the loaded module, which knip does not follow) */
 export function markAttempt(db: Database, agentId: string, operationId: string): void {
   db.prepare('UPDATE outbox SET attempts = attempts + 1, updated_at = ? WHERE agent_id = ? AND operation_id = ?').run(Date.now(), agentId, operationId);
 }
 
-/** Delivered: the message leaves the store (payload NULL); its id stays to answer repeats. */
+/** Delivered: the message leaves the store (payload NULL); its id stays to answer repeats. @public (reached through the loaded module, which knip does not follow) */
 export function markDelivered(db: Database, agentId: string, operationId: string, messageId: string): void {
   const now = Date.now();
   db.prepare("UPDATE outbox SET state = 'delivered', payload = NULL, message_id = ?, delivered_at = ?, updated_at = ?, claim_pid = NULL, claimed_at = NULL, error = NULL WHERE agent_id = ? AND operation_id = ?").run(
@@ -150,12 +151,12 @@ export function markDelivered(db: Database, agentId: string, operationId: string
   );
 }
 
-/** Failed for good (a 4xx, attempts exhausted): kept with its payload for `comis outbox retry`; `error` must be redacted and carry no message text. */
+/** Failed for good (a 4xx, attempts exhausted): kept with its payload for `comis outbox retry`; `error` must be redacted and carry no message text. @public (reached through the loaded module, which knip does not follow) */
 export function markFailed(db: Database, agentId: string, operationId: string, error: string): void {
   db.prepare("UPDATE outbox SET state = 'failed', error = ?, updated_at = ?, claim_pid = NULL, claimed_at = NULL WHERE agent_id = ? AND operation_id = ?").run(error.slice(0, 500), Date.now(), agentId, operationId);
 }
 
-/** Gives a pending row's claim back (the process gives up on it without a verdict, e.g. it is shutting down). */
+/** Gives a pending row's claim back (the process gives up on it without a verdict, e.g. it is shutting down). @public (reached through the loaded module, which knip does not follow) */
 export function releaseClaim(db: Database, agentId: string, operationId: string): void {
   db.prepare("UPDATE outbox SET claim_pid = NULL, claimed_at = NULL WHERE agent_id = ? AND operation_id = ? AND state = 'pending' AND claim_pid = ?").run(agentId, operationId, process.pid);
 }
@@ -212,6 +213,7 @@ function insertSend(db: Database, agentId: string, at: number): void {
  * A send without durability is still counted for maxPerHour: in one
  * BEGIN IMMEDIATE transaction, so concurrent runs cannot both pass the limit.
  * Returns false (nothing recorded) when the limit is reached.
+ * @public (reached through the loaded module, which knip does not follow)
  */
 export function recordSend(db: Database, agentId: string, maxPerHour: number, now = Date.now()): { ok: true } | { ok: false; sentLastHour: number } {
   const tx = db.transaction(() => {

@@ -107,9 +107,7 @@ export function recordRun(db: Database, run: RunRecord, audit: readonly AuditRow
      VALUES (@runId, @sessionKey, @agentId, @leaseId, @parentRunId, @language, @startedAt, @endedAt, @durationMs,
        @outcome, @exitCode, @failureClass, @stdoutChars, @refCount, @refBytes, @estSavedTokens, @savedRatio${repairVals})`,
   );
-  const insertAudit = db.prepare(
-    'INSERT INTO audit_events (lease_id, run_id, tool, capability, decision, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insertAudit = db.prepare('INSERT INTO audit_events (lease_id, run_id, tool, capability, decision, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   const insertTally = db.prepare('INSERT INTO run_tool_calls (run_id, tool, capability, decision, count) VALUES (?, ?, ?, ?, ?)');
   db.transaction(() => {
     touchSession(db, run.sessionKey, run.agentId, run.endedAt);
@@ -143,16 +141,7 @@ export const REFUSAL_CODES = ['CAPABILITY_DENIED', 'APPROVAL_REQUIRED', 'APPROVA
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
 /** Why a run was refused: a closed enum, one per pre-flight step that refuses. */
-export const REFUSAL_REASONS = [
-  'profile_no_orchestrate',
-  'capability_missing',
-  'surface_disabled',
-  'explicit_deny',
-  'not_in_profile',
-  'role_coordinator',
-  'approval_required',
-  'approval_refused',
-] as const;
+export const REFUSAL_REASONS = ['profile_no_orchestrate', 'capability_missing', 'surface_disabled', 'explicit_deny', 'not_in_profile', 'role_coordinator', 'approval_required', 'approval_refused'] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** How many capabilities and tools one refusal keeps (the table has fewer; a bound all the same). */

@@ -97,7 +97,10 @@ const inFlight = new Map<string, Promise<unknown>>();
 async function serialized<T>(key: string, work: () => Promise<T>): Promise<T> {
   const before = inFlight.get(key) ?? Promise.resolve();
   const next = before.then(work, work);
-  const settled = next.then(() => undefined, () => undefined);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
   inFlight.set(key, settled);
   try {
     return await next;
@@ -135,7 +138,11 @@ async function refresh(ctx: ToolContext, index: MemoryIndex): Promise<{ indexed:
   const walk = walkMemory(ctx.workspaceReal, ctx.jail, MEMORY_BOUNDS.walkEntries);
   const known = index.indexedFiles(ctx.workspaceReal);
   // Only a complete walk may conclude that a file is gone.
-  if (walk.complete) index.dropFiles(ctx.workspaceReal, [...known.keys()].filter((p) => !walk.files.has(p)));
+  if (walk.complete)
+    index.dropFiles(
+      ctx.workspaceReal,
+      [...known.keys()].filter((p) => !walk.files.has(p)),
+    );
   let indexed = 0;
   let pending = 0;
   let bytes = 0;

@@ -63,7 +63,8 @@ export function isStrippedCodePoint(cp: number): boolean {
  * joined to the character before it (no-misleading-character-class).
  * test/untrusted/envelope-strip.test.ts checks the two agree on every code point.
  */
-export const STRIPPED_CHARS = /[\u{E0000}-\u{E007F}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u180E\u3164\uFFA0\uFEFF\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFFF9-\uFFFB]|\u034F|\u17B4|\u17B5|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}]/gu;
+export const STRIPPED_CHARS =
+  /[\u{E0000}-\u{E007F}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u180E\u3164\uFFA0\uFEFF\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFFF9-\uFFFB]|\u034F|\u17B4|\u17B5|[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}]/gu;
 
 function stripInvisible(text: string): string {
   return text.replace(STRIPPED_CHARS, '');
@@ -107,7 +108,10 @@ function newId(): string {
 }
 
 function quoteOrigin(origin: string): string {
-  const clean = sanitizeUntrustedText(origin).replace(/[\r\n]/g, ' ').replace(/"/g, '%22').replace(/>/g, '%3E');
+  const clean = sanitizeUntrustedText(origin)
+    .replace(/[\r\n]/g, ' ')
+    .replace(/"/g, '%22')
+    .replace(/>/g, '%3E');
   return clean.length > 512 ? `${clean.slice(0, 512)}…` : clean;
 }
 

@@ -24,7 +24,14 @@ function declarations(style: string): Map<string, string> {
   for (const decl of style.split(';')) {
     const i = decl.indexOf(':');
     if (i === -1) continue;
-    out.set(decl.slice(0, i).trim().toLowerCase(), decl.slice(i + 1).replace(/!important/i, '').trim().toLowerCase());
+    out.set(
+      decl.slice(0, i).trim().toLowerCase(),
+      decl
+        .slice(i + 1)
+        .replace(/!important/i, '')
+        .trim()
+        .toLowerCase(),
+    );
   }
   return out;
 }
@@ -78,7 +85,7 @@ function hidingSelectors(doc: DomDocument): string[] {
 }
 
 function removeComments(node: DomNode): void {
-  for (let c = node.firstChild; c; ) {
+  for (let c = node.firstChild; c;) {
     const next = c.nextSibling;
     if (c.nodeType === 8) c.parentNode?.removeChild(c);
     else if (c.nodeType === 1) removeComments(c);

@@ -81,10 +81,13 @@ export interface RunVerdict {
 
 /** Collects the child's output until the whole jail is gone; comis's own kills set `verdict.failureClass`. */
 export async function collectRun(child: JailedProcess, stdout: StdoutCollector, verdict: RunVerdict, opts: { timeoutMs: number; secondLineTimerMs?: number; signal?: AbortSignal }): Promise<JailExit> {
-  const timer = setTimeout(() => {
-    verdict.failureClass ??= 'timeout';
-    child.kill();
-  }, opts.secondLineTimerMs ?? opts.timeoutMs + SECOND_LINE_GRACE_MS);
+  const timer = setTimeout(
+    () => {
+      verdict.failureClass ??= 'timeout';
+      child.kill();
+    },
+    opts.secondLineTimerMs ?? opts.timeoutMs + SECOND_LINE_GRACE_MS,
+  );
   const onAbort = (): void => child.kill();
   if (opts.signal?.aborted) child.kill();
   else opts.signal?.addEventListener('abort', onAbort, { once: true });

@@ -91,11 +91,7 @@ export async function prepareRun(options: OrchestrateOptions, emit: (event: Orch
 
   // Pre-flight: the footprint against the agent's capabilities and surfaces.
   // A script that never names the SDK has no static footprint; skip the parser.
-  const scan = !script.code.includes('comis_tools')
-    ? { tools: new Set<string>(), parsed: true }
-    : options.language === 'py'
-      ? scanPython(script.code, interpreter.hostPath)
-      : await scanJavaScript(script.code);
+  const scan = !script.code.includes('comis_tools') ? { tools: new Set<string>(), parsed: true } : options.language === 'py' ? scanPython(script.code, interpreter.hostPath) : await scanJavaScript(script.code);
   const footprint = footprintOf(scan);
   emit({ type: 'run:preflight', footprint });
   mark('preflight');

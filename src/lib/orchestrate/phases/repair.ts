@@ -63,92 +63,92 @@ export async function repairFailedRun(p: RepairPhase): Promise<{ record: RepairR
   };
   try {
     return await attemptRepair<RepairedAttempt>(
-    {
-      model: options.agent.config.model,
-      noRepair: options.noRepair === true,
-      language: options.language,
-      source: options.source,
-      first,
-      methods: async () =>
-        (await import('../repair-digest.js')).methodDigest({
-          tools: prepared.surface.tools,
-          caps: prepared.agentCaps,
-          write: prepared.surface.write,
-          mcpServers: prepared.surface.dropped.has('mcp') ? [] : (options.agent.config.autonomy.mcp?.allow ?? []),
-        }),
-      // The script sees /workspace and /run/comis; comis's own paths never leave the process.
-      pathMap: [
-        [dir.path, JAIL_RUN_DIR],
-        [agentJail.workspaceReal, JAIL_WORKSPACE],
-        [options.home, '$COMIS_HOME'],
-      ],
-      signal: options.signal,
-    },
-    {
-      preflight: async (source) => {
-        options.mark?.('repair-model');
-        try {
-          // The same pre-flight as the original, events and marks aside. With approvals on, a footprint
-          // within the one already approved needs no second prompt; anything beyond it is asked again.
-          const approved = new Set(prepared.footprint.tools);
-          again = await prepareRun(
-            {
-              ...options,
-              source,
-              ...(options.approve ? { approve: async (fp) => (fp.tools.every((t) => approved.has(t)) ? true : options.approve!(fp)) } : {}),
-            },
-            () => undefined,
-            () => undefined,
-          );
-          options.mark?.('repair-preflight');
-          return true;
-        } catch (err) {
-          if (err instanceof ComisError) return false;
-          throw err;
-        }
+      {
+        model: options.agent.config.model,
+        noRepair: options.noRepair === true,
+        language: options.language,
+        source: options.source,
+        first,
+        methods: async () =>
+          (await import('../repair-digest.js')).methodDigest({
+            tools: prepared.surface.tools,
+            caps: prepared.agentCaps,
+            write: prepared.surface.write,
+            mcpServers: prepared.surface.dropped.has('mcp') ? [] : (options.agent.config.autonomy.mcp?.allow ?? []),
+          }),
+        // The script sees /workspace and /run/comis; comis's own paths never leave the process.
+        pathMap: [
+          [dir.path, JAIL_RUN_DIR],
+          [agentJail.workspaceReal, JAIL_WORKSPACE],
+          [options.home, '$COMIS_HOME'],
+        ],
+        signal: options.signal,
       },
-      rerun: async () => {
-        const script = again!.script;
-        // The run directory is comis's (the jail sees it read-only): replace the script file in place.
-        const file = join(dir.sdkDir, script.fileName);
-        try {
-          unlinkSync(file);
-        } catch {
-          /* a first attempt of another file name */
-        }
-        writeFileSync(file, script.code, { mode: dir.fileMode, flag: 'wx' });
-        const stdout = new StdoutCollector(p.limits.stdoutCapBytes);
-        const verdict: RunVerdict = { exitCode: null, stderr: '' };
-        try {
-          const child = spawnScript({
-            prepared: again!,
-            language: options.language,
-            limits: p.limits,
-            runId: p.lease.runId,
-            bearer: p.lease.bearer,
-            agentJail,
-            dir,
-            socketPath: p.socketPath,
-            surface: prepared.surface,
-          });
-          const exit = await collectRun(child, stdout, verdict, {
-            timeoutMs: prepared.timeoutMs,
-            ...(options.secondLineTimerMs === undefined ? {} : { secondLineTimerMs: options.secondLineTimerMs }),
-            ...(options.signal ? { signal: options.signal } : {}),
-          });
-          classifyRun(exit, stdout.bytes, verdict, p.limits);
-        } catch {
-          // Whatever failed, the re-run did not succeed: the original error stands.
-          verdict.failureClass = 'spawn_fail';
-        }
-        return { verdict, stdout };
+      {
+        preflight: async (source) => {
+          options.mark?.('repair-model');
+          try {
+            // The same pre-flight as the original, events and marks aside. With approvals on, a footprint
+            // within the one already approved needs no second prompt; anything beyond it is asked again.
+            const approved = new Set(prepared.footprint.tools);
+            again = await prepareRun(
+              {
+                ...options,
+                source,
+                ...(options.approve ? { approve: async (fp) => (fp.tools.every((t) => approved.has(t)) ? true : options.approve!(fp)) } : {}),
+              },
+              () => undefined,
+              () => undefined,
+            );
+            options.mark?.('repair-preflight');
+            return true;
+          } catch (err) {
+            if (err instanceof ComisError) return false;
+            throw err;
+          }
+        },
+        rerun: async () => {
+          const script = again!.script;
+          // The run directory is comis's (the jail sees it read-only): replace the script file in place.
+          const file = join(dir.sdkDir, script.fileName);
+          try {
+            unlinkSync(file);
+          } catch {
+            /* a first attempt of another file name */
+          }
+          writeFileSync(file, script.code, { mode: dir.fileMode, flag: 'wx' });
+          const stdout = new StdoutCollector(p.limits.stdoutCapBytes);
+          const verdict: RunVerdict = { exitCode: null, stderr: '' };
+          try {
+            const child = spawnScript({
+              prepared: again!,
+              language: options.language,
+              limits: p.limits,
+              runId: p.lease.runId,
+              bearer: p.lease.bearer,
+              agentJail,
+              dir,
+              socketPath: p.socketPath,
+              surface: prepared.surface,
+            });
+            const exit = await collectRun(child, stdout, verdict, {
+              timeoutMs: prepared.timeoutMs,
+              ...(options.secondLineTimerMs === undefined ? {} : { secondLineTimerMs: options.secondLineTimerMs }),
+              ...(options.signal ? { signal: options.signal } : {}),
+            });
+            classifyRun(exit, stdout.bytes, verdict, p.limits);
+          } catch {
+            // Whatever failed, the re-run did not succeed: the original error stands.
+            verdict.failureClass = 'spawn_fail';
+          }
+          return { verdict, stdout };
+        },
+        succeeded: (r) => r.verdict.failureClass === undefined,
+        onModelError: (code, message) => {
+          getLogger().warn({ runId: p.lease.runId, repair: 'model_error', code }, message);
+        },
       },
-      succeeded: (r) => r.verdict.failureClass === undefined,
-      onModelError: (code, message) => {
-        getLogger().warn({ runId: p.lease.runId, repair: 'model_error', code }, message);
-      },
-    },
-  );
+    );
   } catch (err) {
     // A bug in the repair path costs the repair, never the run: the original error stands.
     getLogger().error({ runId: p.lease.runId, repair: 'internal_error', err }, 'the one-shot repair failed');

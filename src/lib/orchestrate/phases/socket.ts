@@ -35,32 +35,53 @@ export interface RunServices {
   close: () => Promise<void>;
 }
 
-export function startRunServices(agent: ResolvedAgent, home: string, ctx: ToolContext & { results: ResultStore }, hostUid: number, resultsDir: string, options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown; approveMessage?: ((request: SendApprovalRequest) => Promise<boolean>) | undefined }): RunServices {
+export function startRunServices(
+  agent: ResolvedAgent,
+  home: string,
+  ctx: ToolContext & { results: ResultStore },
+  hostUid: number,
+  resultsDir: string,
+  options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown; approveMessage?: ((request: SendApprovalRequest) => Promise<boolean>) | undefined },
+): RunServices {
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
   let slicer: Promise<SliceQueryRunner> | undefined;
-  const getSlicer = (): Promise<SliceQueryRunner> =>
-    (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
+  const getSlicer = (): Promise<SliceQueryRunner> => (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
   // A replay starts no MCP server: its surface has none, so every mcp call is refused.
-  const mcp: RunMcp = createRunMcp({ servers: options.replayTools ? {} : agent.mcpServers, allow: options.replayTools ? [] : agent.config.autonomy.mcp?.allow, home, results: ctx.results, runEnded: ctx.runEnded!, ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}) });
+  const mcp: RunMcp = createRunMcp({
+    servers: options.replayTools ? {} : agent.mcpServers,
+    allow: options.replayTools ? [] : agent.config.autonomy.mcp?.allow,
+    home,
+    results: ctx.results,
+    runEnded: ctx.runEnded!,
+    ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}),
+  });
   options.onMcp?.(mcp);
   let messages: Promise<MessageService> | undefined;
-  const message = (tool: 'message_send' | 'message_reply' | 'message_react'): ToolImpl => async (args: unknown) => {
-    messages ??= import('../message.js').then((m) => m.createMessageService({ agent, home, runId: ctx.runId, approve: options.approveMessage }));
-    return (await messages).handle(tool, args as Record<string, unknown>);
-  };
+  const message =
+    (tool: 'message_send' | 'message_reply' | 'message_react'): ToolImpl =>
+    async (args: unknown) => {
+      messages ??= import('../message.js').then((m) => m.createMessageService({ agent, home, runId: ctx.runId, approve: options.approveMessage }));
+      return (await messages).handle(tool, args as Record<string, unknown>);
+    };
   return {
     mcp,
     getSlicer,
     message,
     close: async () => {
       // Every DuckDB child of the run (a spare, a query still running) is gone before the run returns.
-      await slicer?.then((x) => x.close(), () => undefined);
+      await slicer?.then(
+        (x) => x.close(),
+        () => undefined,
+      );
       // Every MCP server the run started is gone (its whole process tree) before the run returns.
       await mcp.close().catch(() => undefined);
       // Deliveries still running for the run get their verdict recorded before it returns.
-      await messages?.then((m) => m.close(), () => undefined);
+      await messages?.then(
+        (m) => m.close(),
+        () => undefined,
+      );
     },
   };
 }

@@ -226,7 +226,10 @@ function makeConverter(duck: DuckApi): Converter {
     }
     return s;
   };
-  const ts = (zone: boolean): Converter => (v) => timestamp(v as Temporal, zone);
+  const ts =
+    (zone: boolean): Converter =>
+    (v) =>
+      timestamp(v as Temporal, zone);
   const byType: Record<number, Converter> = {};
   const add = (name: string, f: Converter): void => {
     const id = T[name];

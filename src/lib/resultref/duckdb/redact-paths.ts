@@ -19,7 +19,11 @@ export function redactHostPaths(message: string, context: { query: string; roots
   const roots = [...context.roots].filter(([from]) => from.length > 1).sort((a, b) => b[0].length - a[0].length);
   for (const [from, to] of roots) {
     const trimmed = from.endsWith('/') ? from.slice(0, -1) : from;
-    out = out.split(`${trimmed}/`).join(to === '' ? '' : `${to}/`).split(trimmed).join(to === '' ? '.' : to);
+    out = out
+      .split(`${trimmed}/`)
+      .join(to === '' ? '' : `${to}/`)
+      .split(trimmed)
+      .join(to === '' ? '.' : to);
   }
   out = out.replace(ABSOLUTE_PATH, (whole, lead: string, path: string) => (context.query.includes(path) ? whole : `${lead}<path>`));
   return out.length > 500 ? `${out.slice(0, 497)}...` : out;

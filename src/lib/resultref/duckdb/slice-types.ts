@@ -78,8 +78,7 @@ export interface SliceQueryLimits {
   maxOutputBytes?: number;
 }
 
-export const DUCKDB_MISSING_MESSAGE =
-  'DuckDB is not installed (optional dependency @duckdb/node-api), so .sql() and .jsonpath() are unavailable; .read(), .grep() and .jq() still work';
+export const DUCKDB_MISSING_MESSAGE = 'DuckDB is not installed (optional dependency @duckdb/node-api), so .sql() and .jsonpath() are unavailable; .read(), .grep() and .jq() still work';
 
 export function clamp(value: number | undefined, fallback: number, [lo, hi]: readonly [number, number]): number {
   if (value === undefined || !Number.isFinite(value)) return fallback;

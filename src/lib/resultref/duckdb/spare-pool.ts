@@ -21,17 +21,7 @@ import { compileJsonPath, JsonPathError } from '../jsonpath.js';
 import { discardChild, dispatch, settingsOf, startChild, type QueryChild } from './child-protocol.js';
 import { resolveDuckDb } from './locate-duckdb.js';
 import { checkResultsDir } from './results-audit.js';
-import {
-  clamp,
-  DUCKDB_MISSING_MESSAGE,
-  jsonPathValue,
-  limitsOf,
-  type JsonPathResult,
-  type SliceQueryError,
-  type SliceQueryLimits,
-  type SliceQueryResult,
-  type SliceRuntime,
-} from './slice-types.js';
+import { clamp, DUCKDB_MISSING_MESSAGE, jsonPathValue, limitsOf, type JsonPathResult, type SliceQueryError, type SliceQueryLimits, type SliceQueryResult, type SliceRuntime } from './slice-types.js';
 import { checkSqlAllowed } from './sql-policy.js';
 import { defaultQuerySpawner } from './spawn-query-process.js';
 

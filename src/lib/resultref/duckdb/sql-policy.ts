@@ -29,9 +29,37 @@ const QUERY_STARTS = new Set(['select', 'with', 'values', 'from', 'table']);
  * these names must be written as a quoted identifier (`"load"`).
  */
 export const DENIED_KEYWORDS: ReadonlySet<string> = new Set([
-  'install', 'load', 'attach', 'detach', 'copy', 'export', 'import', 'pragma', 'set', 'reset', 'call',
-  'create', 'insert', 'update', 'delete', 'drop', 'alter', 'truncate', 'merge', 'vacuum', 'checkpoint',
-  'use', 'prepare', 'execute', 'deallocate', 'begin', 'commit', 'rollback', 'abort', 'grant', 'revoke',
+  'install',
+  'load',
+  'attach',
+  'detach',
+  'copy',
+  'export',
+  'import',
+  'pragma',
+  'set',
+  'reset',
+  'call',
+  'create',
+  'insert',
+  'update',
+  'delete',
+  'drop',
+  'alter',
+  'truncate',
+  'merge',
+  'vacuum',
+  'checkpoint',
+  'use',
+  'prepare',
+  'execute',
+  'deallocate',
+  'begin',
+  'commit',
+  'rollback',
+  'abort',
+  'grant',
+  'revoke',
 ]);
 
 /**
@@ -162,7 +190,10 @@ export function checkSqlAllowed(sql: unknown): SqlCheck {
   // judged on all of them joined in order. This over-refuses a query that
   // merely holds 'a:' and '//b'; a URL built from non-literals (chr(58)) is
   // the engine's and the jail's to refuse.
-  const joined = body.filter((t) => t.kind === 'string').map((t) => t.value).join('');
+  const joined = body
+    .filter((t) => t.kind === 'string')
+    .map((t) => t.value)
+    .join('');
   if (looksLikeUrl(joined)) return refuse('URLs are not allowed: the query may read only files under results/');
   return { ok: true };
 }

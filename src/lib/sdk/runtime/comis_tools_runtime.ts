@@ -214,17 +214,23 @@ function runTool(file: string, args: string[], inputPath: string | undefined, wh
 /** grep -n -E over a file, as ResultRef.grep and the inline .grep() both run it. */
 async function grepFile(pattern: string, file: string): Promise<Array<{ line: number; text: string }>> {
   const out = await runTool('grep', ['-n', '-E', '-e', String(pattern), file], undefined, 'grep');
-  return out.split('\n').filter((l) => l !== '').map((l) => {
-    const i = l.indexOf(':');
-    return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
-  });
+  return out
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const i = l.indexOf(':');
+      return { line: Number(l.slice(0, i)), text: l.slice(i + 1) };
+    });
 }
 
 /** jq -c over a file (each JSONL line one input), as ResultRef.jq and the inline .jq() both run it. */
 async function jqFile(expr: string, file: string): Promise<unknown> {
   if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
   const out = await runTool('jq', ['-c', expr], file, 'jq');
-  const values = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+  const values = out
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as unknown);
   return values.length === 1 ? values[0] : values;
 }
 
@@ -251,7 +257,22 @@ export class ResultRef {
   readonly truncated?: boolean;
   readonly untrusted?: true;
 
-  constructor(handle: { ref: string; kind: ResultRef["kind"]; bytes: number; rows?: number; schema?: string[]; preview: string; expiresAt: number; url?: string; finalUrl?: string; status?: number; contentType?: string; title?: string; truncated?: boolean; untrusted?: true }) {
+  constructor(handle: {
+    ref: string;
+    kind: ResultRef['kind'];
+    bytes: number;
+    rows?: number;
+    schema?: string[];
+    preview: string;
+    expiresAt: number;
+    url?: string;
+    finalUrl?: string;
+    status?: number;
+    contentType?: string;
+    title?: string;
+    truncated?: boolean;
+    untrusted?: true;
+  }) {
     this.ref = handle.ref;
     this.kind = handle.kind;
     this.bytes = handle.bytes;
@@ -321,7 +342,23 @@ export class ResultRef {
   }
 
   toJSON(): Record<string, unknown> {
-    return { type: 'ResultRef', ref: this.ref, kind: this.kind, bytes: this.bytes, rows: this.rows, schema: this.schema, preview: this.preview, expiresAt: this.expiresAt, url: this.url, finalUrl: this.finalUrl, status: this.status, contentType: this.contentType, title: this.title, truncated: this.truncated, untrusted: this.untrusted };
+    return {
+      type: 'ResultRef',
+      ref: this.ref,
+      kind: this.kind,
+      bytes: this.bytes,
+      rows: this.rows,
+      schema: this.schema,
+      preview: this.preview,
+      expiresAt: this.expiresAt,
+      url: this.url,
+      finalUrl: this.finalUrl,
+      status: this.status,
+      contentType: this.contentType,
+      title: this.title,
+      truncated: this.truncated,
+      untrusted: this.untrusted,
+    };
   }
 }
 
@@ -472,12 +509,20 @@ function invokeOutward(tool: string, params: Record<string, unknown> | undefined
   return invoke(tool, args);
 }
 
-
 /** What every MCP tool returns, as describe(name) gives its result schema. */
 const MCP_RESULT_SCHEMA: Record<string, unknown> = {
   type: 'object',
   description: 'McpResult (data, untrusted), or a ResultRef over 15,000 bytes',
-  properties: { type: { const: 'McpResult' }, source: { type: 'string' }, isError: { type: 'boolean' }, text: { type: 'string' }, content: { type: 'array', items: { type: 'object' } }, structuredContent: {}, truncated: { type: 'boolean' }, untrusted: { const: true } },
+  properties: {
+    type: { const: 'McpResult' },
+    source: { type: 'string' },
+    isError: { type: 'boolean' },
+    text: { type: 'string' },
+    content: { type: 'array', items: { type: 'object' } },
+    structuredContent: {},
+    truncated: { type: 'boolean' },
+    untrusted: { const: true },
+  },
   required: ['type', 'source', 'isError', 'content', 'untrusted'],
 };
 
@@ -517,7 +562,30 @@ function describe(name?: string): Array<ToolSummary | McpToolSummary> | ToolDesc
  * `await comis_tools.mcp.server` calls nothing), JSON, prototypes, Node's
  * inspect, and every symbol. They read as undefined.
  */
-const MCP_INERT = new Set(['then', 'catch', 'finally', 'toJSON', 'constructor', 'prototype', '__proto__', 'inspect', 'valueOf', 'toString', 'toLocaleString', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'asymmetricMatch', '$$typeof', 'nodeType', 'length', 'name', 'call', 'apply', 'bind']);
+const MCP_INERT = new Set([
+  'then',
+  'catch',
+  'finally',
+  'toJSON',
+  'constructor',
+  'prototype',
+  '__proto__',
+  'inspect',
+  'valueOf',
+  'toString',
+  'toLocaleString',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'asymmetricMatch',
+  '$$typeof',
+  'nodeType',
+  'length',
+  'name',
+  'call',
+  'apply',
+  'bind',
+]);
 const mcpInert = (key: string | symbol): key is symbol => typeof key === 'symbol' || MCP_INERT.has(key) || key.startsWith('__');
 
 /** A proxy with nothing of its own: no keys, no prototype, not writable; `get` alone answers. */

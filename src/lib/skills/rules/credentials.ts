@@ -46,8 +46,7 @@ export const CREDENTIAL_RULES: readonly Rule[] = [
     description: 'Instruction to reveal a credential (API key, Authorization header, password) in a reply or to a URL',
     help: 'The skill asks the agent to disclose a secret. Remove it.',
     scope: 'sentence',
-    anchor:
-      /\b(?:authorization\s{1,4}header|api[\s_-]?keys?|access\s{1,4}tokens?|bearer\s{1,4}tokens?|auth\s{1,4}tokens?|session\s{1,4}(?:cookies?|tokens?)|passwords?|credentials?|private\s{1,4}keys?|ssh\s{1,4}keys?|id_rsa)\b|\.netrc\b/gi,
+    anchor: /\b(?:authorization\s{1,4}header|api[\s_-]?keys?|access\s{1,4}tokens?|bearer\s{1,4}tokens?|auth\s{1,4}tokens?|session\s{1,4}(?:cookies?|tokens?)|passwords?|credentials?|private\s{1,4}keys?|ssh\s{1,4}keys?|id_rsa)\b|\.netrc\b/gi,
     with: [
       /\b(?:echo|print|reveal|repeat|output|paste|display|expose|leak|dump|include)\b/i,
       /\b(?:(?:your|the)\s{1,4}(?:next\s{1,4})?(?:response|reply|answer|message)|in\s{1,4}(?:the\s{1,4})?(?:chat|response|reply|request\s{1,4}body)|to\s{1,4}(?:me|us)\b)/i,

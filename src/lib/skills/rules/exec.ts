@@ -34,7 +34,8 @@ export const EXEC_RULES: readonly Rule[] = [
     severity: 'CRITICAL',
     description: 'eval()/exec() with a string or decoded argument',
     help: 'Evaluating a string (or decoded/fetched data) as code hides what runs. Write the code out.',
-    pattern: /\b(?:eval|exec)\s{0,4}\(\s{0,4}(?:["'`]|(?:atob|unescape|decodeURIComponent|(?:base64\.)?b64decode|bytes\.fromhex|codecs\.decode|String\.fromCharCode|compile|requests\.get|urlopen|fetch)\s{0,4}\()|\bnew\s{1,4}Function\s{0,4}\(\s{0,4}["'`]/gi,
+    pattern:
+      /\b(?:eval|exec)\s{0,4}\(\s{0,4}(?:["'`]|(?:atob|unescape|decodeURIComponent|(?:base64\.)?b64decode|bytes\.fromhex|codecs\.decode|String\.fromCharCode|compile|requests\.get|urlopen|fetch)\s{0,4}\()|\bnew\s{1,4}Function\s{0,4}\(\s{0,4}["'`]/gi,
     triggers: ['eval', 'exec', 'function'],
     // In a script beside the skill, eval of a literal is the script's own code (issue 19 §2: ordinary
     // for a build script, not CRITICAL by itself); eval of decoded or fetched data still is.
@@ -129,8 +130,7 @@ export const EXEC_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: 'Runs a file from /tmp (dropped payloads are staged there)',
     help: 'Executables written to /tmp at run time were never reviewed. Ship the script with the skill.',
-    pattern:
-      /\b(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|execute|exec|run|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?\/tmp\/[\w./-]{1,200}|(?:&&|;|^)[ \t]{0,8}\/tmp\/[\w./-]{1,200}(?=[ \t]|$)/gim,
+    pattern: /\b(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|execute|exec|run|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?\/tmp\/[\w./-]{1,200}|(?:&&|;|^)[ \t]{0,8}\/tmp\/[\w./-]{1,200}(?=[ \t]|$)/gim,
     triggers: ['/tmp/'],
     worstCase: 'sh /tmp/ sh /tmp/',
   },

@@ -53,7 +53,8 @@ export const backtickIsExecution: RuleCheck = (ctx) => {
 
 /** Interpreters whose inline code (`-c`/`-e`) only computes and prints are not injection inside `$()`. */
 const PRINTING_INTERPRETER = /^\$\(\s{0,8}(?:sudo\s{1,8}(?:-\S{1,4}\s{1,8}){0,3})?(?:(?:\/usr)?(?:\/local)?\/bin\/)?(?:python[23]?|perl|ruby|php|node)\b/i;
-const CODE_DANGER = /\b(?:os|subprocess|socket|urllib|requests|http|pty|child_process|net|fs|eval|exec|system|popen|spawn|__import__|import\s{1,4}os|require|fetch|open|base64|b64decode|atob|Function|IO\.popen|Kernel|backticks?)\b|`|\$\(|<\(/;
+const CODE_DANGER =
+  /\b(?:os|subprocess|socket|urllib|requests|http|pty|child_process|net|fs|eval|exec|system|popen|spawn|__import__|import\s{1,4}os|require|fetch|open|base64|b64decode|atob|Function|IO\.popen|Kernel|backticks?)\b|`|\$\(|<\(/;
 
 /**
  * `$(...)` runs a network fetcher, a shell, a decoder or a destructive binary (seed

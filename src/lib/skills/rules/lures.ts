@@ -14,7 +14,8 @@ import type { Rule, RuleCheck } from './types.js';
 
 const RUN_VERB = /\b(?:run|runs|running|execute|executing|launch|launching|open|install|installing|double[- ]?click|start|extract|unzip|unpack|paste|invoke|bootstrap|chmod\s{1,4}\+x|xattr|start-process|msiexec|iex|invoke-expression)\b/i;
 /** A fetch on a shell line that ends in execution: a pipe into an interpreter, a substitution, or save + run. */
-const EXEC_SHAPE = /\|\s{0,8}(?:sudo\s{1,8}(?:-\S{1,4}\s{1,8}){0,3})?(?:env\s{1,8})?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression|powershell|pwsh|cmd)\b|\$\(\s{0,4}(?:curl|wget)|<\(\s{0,4}(?:curl|wget)|(?:&&|;|\n)\s{0,8}(?:sudo\s{1,8})?(?:chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3}|\.\/|(?:ba|z)?sh\s|bash\s|python[23]?\s|start-process|start\s|open\s|xattr\s|msiexec|rundll32|regsvr32)/i;
+const EXEC_SHAPE =
+  /\|\s{0,8}(?:sudo\s{1,8}(?:-\S{1,4}\s{1,8}){0,3})?(?:env\s{1,8})?(?:(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|invoke-expression|powershell|pwsh|cmd)\b|\$\(\s{0,4}(?:curl|wget)|<\(\s{0,4}(?:curl|wget)|(?:&&|;|\n)\s{0,8}(?:sudo\s{1,8})?(?:chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3}|\.\/|(?:ba|z)?sh\s|bash\s|python[23]?\s|start-process|start\s|open\s|xattr\s|msiexec|rundll32|regsvr32)/i;
 
 /** The line around a raw position, joined with `\\`-continued lines (at most 300 characters each way). */
 function lineAround(raw: string, start: number, end: number): string {
@@ -65,7 +66,10 @@ export const LURE_RULES: readonly Rule[] = [
     scope: 'paragraph',
     scriptScope: 'paragraph',
     anchor: new RegExp(String.raw`${PASTE}|\b(?:win(?:dows)?(?:[ -]?key)?|⊞)\s{0,2}\+\s{0,2}r\b`, 'gi'),
-    with: [/\b(?:cop(?:y|ied|ying)|paste[sd]?|pasting|run|execute|type)\b/i, /\b(?:terminal|console|shell|command[ -](?:line|prompt)|cmd(?:\.exe)?|powershell|pwsh|bash|zsh|run\s{1,4}(?:dialog|box|window)|iterm|win(?:dows)?(?:[ -]?key)?\s{0,2}\+\s{0,2}r)\b/i],
+    with: [
+      /\b(?:cop(?:y|ied|ying)|paste[sd]?|pasting|run|execute|type)\b/i,
+      /\b(?:terminal|console|shell|command[ -](?:line|prompt)|cmd(?:\.exe)?|powershell|pwsh|bash|zsh|run\s{1,4}(?:dialog|box|window)|iterm|win(?:dows)?(?:[ -]?key)?\s{0,2}\+\s{0,2}r)\b/i,
+    ],
     triggers: [...hostTriggers(PASTE_HOSTS), '+ r', '+r'],
     worstCase: 'glot.io paste glot.io ',
   },
@@ -78,7 +82,10 @@ export const LURE_RULES: readonly Rule[] = [
     help: 'The dominant in-the-wild lure: "before using this skill, download X and run it". A skill that needs a binary should name a package from a registry, pinned, not a download to run.',
     scope: 'paragraph',
     scriptScope: 'paragraph',
-    anchor: new RegExp(String.raw`\b(?:https?|ftp):\/\/[^\s)"'<>\x60]{1,300}?\.${RUNNABLE_EXT}(?=[\s)"'<>\x60?#]|$)|\b(?:https?:\/\/)?(?:www\.)?github\.com\/[\w.-]{1,100}\/[\w.-]{1,100}\/releases\/(?:download|latest)\b|(?:\b(?:https?|ftp):\/\/|\bwww\.)${hostAlternation([...FILE_HOSTS, ...REDIRECT_HOSTS])}`, 'gi'),
+    anchor: new RegExp(
+      String.raw`\b(?:https?|ftp):\/\/[^\s)"'<>\x60]{1,300}?\.${RUNNABLE_EXT}(?=[\s)"'<>\x60?#]|$)|\b(?:https?:\/\/)?(?:www\.)?github\.com\/[\w.-]{1,100}\/[\w.-]{1,100}\/releases\/(?:download|latest)\b|(?:\b(?:https?|ftp):\/\/|\bwww\.)${hostAlternation([...FILE_HOSTS, ...REDIRECT_HOSTS])}`,
+      'gi',
+    ),
     with: [
       /\b(?:run|execute|launch|open|double[- ]?click|start|extract|unzip|unpack|install)\b/i,
       /\b(?:prerequisites?|pre-requisites?|required|requires?|requirement|mandatory|must\s{1,4}(?:first\s{1,4})?(?:download|install|run|have)|before\s{1,4}(?:using|you\s{1,4}(?:use|can|start|continue)|running|continuing|proceeding|starting)|(?:skill|tool|this)\s{1,4}(?:will\s{1,4}not|won't|cannot|can't|doesn't|does\s{1,4}not)\s{1,4}(?:work|function|run)|otherwise)\b/i,

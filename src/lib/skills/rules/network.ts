@@ -166,8 +166,7 @@ export const NETWORK_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: 'Command uploads a local file, archive or stdin to a server',
     help: 'curl/wget sending a file or stdin (`-T`, `--data-binary @`, `-F x=@`, `-d @`). Check what leaves and where it goes.',
-    pattern:
-      /\bcurl\b(?:[^\n;&|]|\\\n){0,300}?\s(?:-[a-z]{0,4}T\s{0,4}\S|--upload-file\s{1,4}\S|--data(?:-binary|-raw|-urlencode)?\s{1,4}["']?@|-d\s{1,4}["']?@|-F\s{1,4}["']?\w{1,40}=@)|\bwget\b[^\n;&|]{0,300}?\s--post-file[= ]/gi,
+    pattern: /\bcurl\b(?:[^\n;&|]|\\\n){0,300}?\s(?:-[a-z]{0,4}T\s{0,4}\S|--upload-file\s{1,4}\S|--data(?:-binary|-raw|-urlencode)?\s{1,4}["']?@|-d\s{1,4}["']?@|-F\s{1,4}["']?\w{1,40}=@)|\bwget\b[^\n;&|]{0,300}?\s--post-file[= ]/gi,
     triggers: ['curl', 'wget'],
     worstCase: 'curl curl -x ',
   },

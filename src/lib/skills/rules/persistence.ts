@@ -21,7 +21,8 @@ export const PERSISTENCE_RULES: readonly Rule[] = [
     severity: 'WARN',
     description: 'Shell writes into agent memory or instruction files (MEMORY.md, SOUL.md, CLAUDE.md, AGENTS.md, .cursorrules)',
     help: 'Appending to the files an agent loads every session plants standing instructions (memory poisoning). Edit them by hand.',
-    pattern: /(?:>>|(?<![\w<-])>(?=[ \t])|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?[\w.~/$-]{0,80}?(?:memory|soul|claude|agents|gemini|identity|copilot-instructions)\.md\b|(?:>>|(?<![\w<-])>(?=[ \t])|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?[\w.~/$-]{0,80}?\.(?:cursorrules|windsurfrules|clinerules)\b/gi,
+    pattern:
+      /(?:>>|(?<![\w<-])>(?=[ \t])|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?[\w.~/$-]{0,80}?(?:memory|soul|claude|agents|gemini|identity|copilot-instructions)\.md\b|(?:>>|(?<![\w<-])>(?=[ \t])|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?[\w.~/$-]{0,80}?\.(?:cursorrules|windsurfrules|clinerules)\b/gi,
     triggers: ['.md', 'rules'],
     worstCase: '>> x>> x',
   },

@@ -12,7 +12,7 @@ export const SPEC_RULES: readonly SpecRule[] = [
   spec('SPEC_NAME_FORMAT', '`name` must be 1-64 chars of lowercase letters, digits and `-`, with no leading, trailing or double `-`', 'Rename the skill, e.g. `pdf-tools`.'),
   spec('SPEC_NAME_MISMATCH', '`name` must equal the skill directory name', 'Rename the directory or the `name` so they match.'),
   spec('SPEC_DESCRIPTION_MISSING', '`description` is required', 'Add a `description:` of 1-1024 characters saying what the skill does and when to use it.'),
-  spec('SPEC_DESCRIPTION_LENGTH', '`description` must be 1-1024 characters', 'Shorten the description; it reaches every session\'s system prompt.'),
+  spec('SPEC_DESCRIPTION_LENGTH', '`description` must be 1-1024 characters', "Shorten the description; it reaches every session's system prompt."),
   spec('SPEC_COMPATIBILITY_LENGTH', '`compatibility` must be a string of at most 500 characters', 'Shorten `compatibility`.'),
   spec('SPEC_LICENSE_TYPE', '`license` must be a string', 'Use a license name or a path to the license file.'),
   spec('SPEC_METADATA_TYPE', '`metadata` must map string keys to string values', 'Quote values so every metadata value is a string.'),

@@ -62,7 +62,10 @@ export async function postWithRetries(target: ChannelTarget, what: string, url: 
       return { status: res.statusCode, body: text, json };
     } catch (err) {
       if (err instanceof DeliveryError) throw err;
-      last = signal.aborted || (err as { name?: string }).name === 'TimeoutError' || /timeout/i.test((err as { code?: string }).code ?? '') ? `no answer within ${target.timeoutMs} ms` : `transport error (${(err as { code?: string }).code ?? 'connection failed'})`;
+      last =
+        signal.aborted || (err as { name?: string }).name === 'TimeoutError' || /timeout/i.test((err as { code?: string }).code ?? '')
+          ? `no answer within ${target.timeoutMs} ms`
+          : `transport error (${(err as { code?: string }).code ?? 'connection failed'})`;
     }
   }
   throw new DeliveryError('channel_unavailable', `${what}: ${target.maxAttempts} attempt${target.maxAttempts === 1 ? '' : 's'} failed, the last with ${last}`);
