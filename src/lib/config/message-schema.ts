@@ -91,4 +91,3 @@ export const autonomyMessageSchema = z
 
 export type ChannelConfig = z.infer<typeof channelSchema>;
 export type ChannelsConfig = z.infer<typeof channelsSchema>;
-type AutonomyMessageConfig = z.infer<typeof autonomyMessageSchema>;
