@@ -11,8 +11,8 @@
  * kill points (COMIS_TEST_OUTBOX_CRASH, a test-only hook that SIGKILLs comis
  * at exactly that moment) make sure both windows are hit whatever the timing.
  *
- * Bounded: the machine is shared, so the kill count is the target (>= 100
- * over the two tests) and each cycle is one short run.
+ * Bounded: the machine is shared, so the kill count is the target (102: 50 + 50 random, 2 fixed;
+ * the issue asks for at least 100) and each cycle is one short run.
  */
 import { mkdirSync, readFileSync, watch } from 'node:fs';
 import { join } from 'node:path';
@@ -140,7 +140,7 @@ describe('crash injection: SIGKILL comis orchestrate at random, then sweep', () 
     }
   }, 120_000);
 
-  it('file channel: 60 random kills; every message once in the JSONL, 0 lost, 0 duplicated', async () => {
+  it('file channel: 50 random kills; every message once in the JSONL, 0 lost, 0 duplicated', async () => {
     const h = makeHome(config(''));
     const total = 48;
     const dir = join(h.home, 'outbox');
@@ -153,7 +153,7 @@ describe('crash injection: SIGKILL comis orchestrate at random, then sweep', () 
       });
       return () => watcher.close();
     };
-    const tally = await harness(h, total, 60, { COMIS_TEST_OUTBOX_DELAY_MS: '25' }, onAppend);
+    const tally = await harness(h, total, 50, { COMIS_TEST_OUTBOX_DELAY_MS: '25' }, onAppend);
     const ids = readFileSync(join(h.home, 'outbox', 'default.jsonl'), 'utf8')
       .trim()
       .split('\n')
@@ -161,7 +161,7 @@ describe('crash injection: SIGKILL comis orchestrate at random, then sweep', () 
     const want = Array.from({ length: total }, (_, i) => `m-${i + 1}`);
     expect([...new Set(ids)].sort()).toEqual([...want].sort()); // 0 lost
     expect(ids).toHaveLength(total); // 0 duplicated
-    expect(tally.kills).toBe(60);
+    expect(tally.kills).toBe(50);
     process.stderr.write(`outbox-crash file: ${JSON.stringify(tally)}\n`);
     // Kills between the outbox write and the delivery (the random ones; the deterministic test has both windows).
     expect(tally.afterIntent).toBeGreaterThan(0);
