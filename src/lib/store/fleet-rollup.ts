@@ -27,9 +27,9 @@
  * (temporary file and rename). A cache that cannot be written costs the next
  * report a rebuild, nothing else.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { statSync } from 'node:fs';
 
+import { readPrivateFile, writePrivateFileAtomic } from '../private-file.js';
 import { comisVersion } from '../version.js';
 import { DENY_REASONS, safeName, type DenyReason } from './obs-queries.js';
 import { FAILURE_CLASSES, REFUSAL_REASONS } from './runs.js';
@@ -239,7 +239,7 @@ const isMark = (m: unknown): m is Mark => m !== null && typeof m === 'object' &&
 function load(db: Database, cacheFile: string, identity: { store: string; dev: number; ino: number }): Rollup | undefined {
   let shape: FileShape;
   try {
-    shape = JSON.parse(readFileSync(cacheFile, 'utf8')) as FileShape;
+    shape = JSON.parse(readPrivateFile(cacheFile)) as FileShape;
   } catch {
     return undefined;
   }
@@ -285,11 +285,7 @@ function save(cacheFile: string, identity: { store: string; dev: number; ino: nu
     days: [...r.days].map(([d, x]) => [d, x.runs, [...x.denies.tallies], [...x.denies.capRuns].map(([k, s]) => [k, [...s]]), [...x.denies.noneToolRuns].map(([k, s]) => [k, [...s]])]),
   };
   try {
-    mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 });
-    const temp = `${cacheFile}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(shape), { mode: 0o600 });
-    chmodSync(temp, 0o600);
-    renameSync(temp, cacheFile);
+    writePrivateFileAtomic(cacheFile, JSON.stringify(shape));
   } catch {
     /* best effort: the next report rebuilds */
   }
