@@ -70,3 +70,11 @@ describe('classify', () => {
     expect(v.exitCode).toBe(137);
   });
 });
+
+describe('the durable frame limit', () => {
+  it('is the checkpoint bound plus the envelope (phases/durable.ts keeps it as a literal so plain runs never load durable.ts)', async () => {
+    const { DURABLE_FRAME_BYTES } = await import('../../src/lib/orchestrate/phases/durable.js');
+    const { MAX_CHECKPOINT_BYTES } = await import('../../src/lib/orchestrate/durable.js');
+    expect(DURABLE_FRAME_BYTES).toBe(MAX_CHECKPOINT_BYTES + 64 * 1024);
+  });
+});

@@ -24,7 +24,7 @@ import type { WebFetchDeps } from '../tools/web-fetch.js';
 import { durableRuns } from '../config/durability.js';
 import type { CapabilityAudited, ToolImpl } from './dispatch.js';
 import type { SendApprovalRequest } from './message.js';
-import { endDurable, openDurable } from './phases/durable.js';
+import { DURABLE_FRAME_BYTES, endDurable, openDurable } from './phases/durable.js';
 import { classifyRun } from './phases/classify.js';
 import { cleanupRun, type RunParts } from './phases/cleanup.js';
 import { collectRun, StdoutCollector, type RunVerdict } from './phases/collect.js';
@@ -145,9 +145,6 @@ export interface OrchestrateOutcome {
   audit: AuditRow[];
 }
 
-/** A replay answers the recorded calls, a checkpoint (≤ 1 MiB) among them. */
-const REPLAY_FRAME_BYTES = 1024 * 1024 + 64 * 1024;
-
 export async function runOrchestrate(options: OrchestrateOptions): Promise<OrchestrateOutcome> {
   // Every event is also logged (content-free, by allowlist); the logger loads pino on first use.
   const emit = (event: OrchestrateEvent): void => {
@@ -195,7 +192,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
           () => undefined,
         );
       // The socket's request frame limit, which the SDKs check before sending (a durable run's checkpoint takes up to 1 MiB).
-      const frameLimit = options.replayTools ? REPLAY_FRAME_BYTES : durable?.maxFrameBytes;
+      const frameLimit = options.replayTools ? DURABLE_FRAME_BYTES : durable?.maxFrameBytes;
       parts.socket = await openRunSocket({
         agent: options.agent,
         home: options.home,
@@ -206,7 +203,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         sockDir: parts.dir.sockDir,
         hostUid: agentJail.hostUid,
         ...(durable ? { durable: durable.run, maxFrameBytes: durable.maxFrameBytes } : {}),
-        ...(options.replayTools ? { tools: options.replayTools, maxFrameBytes: REPLAY_FRAME_BYTES } : {}),
+        ...(options.replayTools ? { tools: options.replayTools, maxFrameBytes: DURABLE_FRAME_BYTES } : {}),
         ...(options.webFetchDeps ? { webFetchDeps: options.webFetchDeps } : {}),
         onAudit: (row, event) => {
           audit.push(row);

@@ -8,6 +8,10 @@ import type { ToolContext } from '../../tools/context.js';
 import type { DurableRun } from '../durable.js';
 import type { OrchestrateOptions } from '../runner.js';
 
+/** The socket's request frame limit where a checkpoint (≤ 1 MiB) travels: a durable run, and its replay. */
+// A literal, not ../durable.js's MAX_CHECKPOINT_BYTES: that module loads only for durable runs (test/orchestrate checks they agree).
+export const DURABLE_FRAME_BYTES = 1024 * 1024 + 64 * 1024;
+
 export interface DurablePart {
   run: DurableRun;
   /** The socket's frame limit: a 1 MiB checkpoint plus its envelope. */
@@ -16,7 +20,7 @@ export interface DurablePart {
 }
 
 export async function openDurable(options: OrchestrateOptions, runId: string, ctx: ToolContext): Promise<DurablePart> {
-  const { DurableRun, MAX_CHECKPOINT_BYTES } = await import('../durable.js');
+  const { DurableRun } = await import('../durable.js');
   const { openStore } = await import('../../store/store.js');
   const { startDurableRun, markResumed, DURABLE_TTL_MS } = await import('../../store/durable-runs.js');
   const run = new DurableRun(options.home, runId, { source: options.source, language: options.language, displayName: options.displayName }, { maxFileBytes: ctx.maxReadBytes, budget: ctx.budget }, options.resumeOf);
@@ -29,7 +33,7 @@ export async function openDurable(options: OrchestrateOptions, runId: string, ct
   } finally {
     store.close();
   }
-  return { run, maxFrameBytes: MAX_CHECKPOINT_BYTES + 64 * 1024, ttlMs: DURABLE_TTL_MS };
+  return { run, maxFrameBytes: DURABLE_FRAME_BYTES, ttlMs: DURABLE_TTL_MS };
 }
 
 export async function endDurable(home: string, run: DurableRun, timedOut: boolean): Promise<void> {
