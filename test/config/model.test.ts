@@ -36,8 +36,16 @@ describe('agents.<id>.model', () => {
     expect(none.agents.ops!.model).toBeUndefined();
   });
 
-  it('refuses a bare model name (no endpoint to ask), an unknown class, a missing baseUrl, at their lines', () => {
-    expect(problemsOf('agents:\n  ops:\n    model: gpt-5.1\n')).toMatchObject([{ line: 3, key: 'agents.ops.model', message: 'expected object, got a string' }]);
+  it("accepts a bare model id, as seed 001's coordinator example writes it (model: gpt-5.1)", () => {
+    const seed = 'agents:\n  orchestrator:\n    model: gpt-5.1\n    autonomy:\n      profile: standard\n      role: coordinator        # worker (default) | coordinator\n';
+    const config = parseConfigText(seed, 'c.yaml', { yaml, configSchema });
+    expect(config.agents.orchestrator!.model).toBe('gpt-5.1');
+    expect(config.agents.orchestrator!.autonomy.role).toBe('coordinator');
+  });
+
+  it('refuses an empty or non-string bare model, an unknown class, a missing baseUrl, at their lines', () => {
+    expect(problemsOf('agents:\n  ops:\n    model: ""\n')).toMatchObject([{ line: 3, key: 'agents.ops.model' }]);
+    expect(problemsOf('agents:\n  ops:\n    model: 5\n')).toMatchObject([{ line: 3, key: 'agents.ops.model' }]);
     expect(problemsOf('agents:\n  ops:\n    model:\n      baseUrl: http://127.0.0.1:1/v1\n      name: m\n      class: huge\n')).toMatchObject([
       { line: 6, key: 'agents.ops.model.class', message: 'expected one of "nano", "small", "mid", "frontier"' },
     ]);

@@ -166,4 +166,31 @@ describe('one-shot repair (comis orchestrate)', { timeout: 240_000 }, () => {
     expect(explained.likelyRootCause.nextSteps.join(' ')).toMatch(/has no model \(agents\.default\.model\) to ask/);
     expect(explained.likelyRootCause.nextSteps.join(' ')).not.toMatch(/repair was tried|Small models get/i);
   });
+  it("a bare model id (seed 001's `model: gpt-5.1`) asks OPENAI_BASE_URL with OPENAI_API_KEY; without it there is nothing to ask", async () => {
+    const key = 'sk-bare-model-canary-91c2';
+    const fake = await startFakeModel({ answer: () => fenced(REPAIRED_PY) });
+    const { h, ws } = setup('    model: gpt-5.1\n');
+    const script = h.script('bad.py', BAD_IMPORT_PY);
+    // Control first: a name alone has no endpoint, so no model is asked and nothing leaves.
+    const none = parseJson((await runComisAsync(['orchestrate', script, '--json'], { home: h.home })).stdout).result;
+    expect(none).toMatchObject({ outcome: 'failure', repair: { attempted: false, class: 'bad_import', outcome: 'no_model' } });
+    expect(fake.requests).toHaveLength(0);
+
+    const res = await runComisAsync(['orchestrate', script, '--json'], { home: h.home, env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: key } });
+    const body = parseJson(res.stdout);
+    expect(body.result, res.stderr).toMatchObject({ outcome: 'success', stdout: 'repaired-stdout hello notes\n', repair: { attempted: true, class: 'bad_import', outcome: 'repaired' } });
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]).toMatchObject({ method: 'POST', path: '/v1/chat/completions' });
+    expect(fake.requests[0]!.json!.model).toBe('gpt-5.1');
+    expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${key}`);
+    expect(attempts(ws)).toEqual(['original', 'original', 'repaired']);
+    expect(res.stdout + res.stderr).not.toContain(key);
+
+    // Not an http(s) URL: refused before anything runs, naming the variable and the key.
+    const bad = await runComisAsync(['orchestrate', script, '--json'], { home: h.home, env: { OPENAI_BASE_URL: 'file:///etc/passwd' } });
+    expect(bad.status).toBe(2);
+    expect(parseJson(bad.stdout)).toMatchObject({ status: 'error', error: { code: 'CONFIG_INVALID' } });
+    expect(bad.stdout).toContain('OPENAI_BASE_URL is not an http(s) URL; agents.default.model');
+    expect(attempts(ws)).toHaveLength(3);
+  });
 });

@@ -16,6 +16,7 @@ import type { z } from 'zod';
 
 import { ComisError } from '../errors.js';
 import { registerSecret } from '../redact/output-guard.js';
+import { SHORTHAND_BASE_URL_ENV, SHORTHAND_KEY_ENV, shorthandBaseUrl } from './model-resolve.js';
 import { comisHome, configPath, workspacesDir } from './paths.js';
 import { defaultAgentConfig, defaultConfig } from './defaults.js';
 import type { AgentConfig, ComisConfig } from './schema.js';
@@ -156,7 +157,7 @@ export function parseConfigText(text: string, file: string, modules: ParserModul
       for (const path of refused.paths) deleteIn(raw as Record<string, unknown>, path);
       const parsed = configSchema.safeParse(raw, { reportInput: true });
       if (parsed.success && problems.length === 0) return withDefaultAgent(parsed.data);
-      if (!parsed.success) for (const issue of parsed.error.issues) problems.push(locateIssue(issue, doc, lineCounter, file, yaml));
+      if (!parsed.success) for (const issue of parsed.error.issues.flatMap(unionBranchIssues)) problems.push(locateIssue(issue, doc, lineCounter, file, yaml));
     }
   }
   throw configError(file, problems);
@@ -194,6 +195,18 @@ function configError(file: string, problems: ConfigProblem[]): ComisError {
 }
 
 type ZodIssue = z.core.$ZodIssue;
+
+/**
+ * A key that takes several forms (`model: gpt-5.1` or `model: {baseUrl, name}`): when the value
+ * has the type of exactly one form, that form's own problems are reported (the misspelt class at
+ * its line) instead of a bare "none of the forms".
+ */
+function unionBranchIssues(issue: ZodIssue): ZodIssue[] {
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors)) return [issue];
+  const fitting = issue.errors.filter((branch) => branch.length > 0 && !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+  if (fitting.length !== 1) return [issue];
+  return fitting[0]!.flatMap((inner) => unionBranchIssues({ ...inner, path: [...issue.path, ...inner.path] } as ZodIssue));
+}
 
 function locateIssue(issue: ZodIssue, doc: Document, lineCounter: LineCounter, file: string, yaml: ParserModules['yaml']): ConfigProblem {
   const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
@@ -293,9 +306,16 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
   // log line, error and report comis writes goes through the output guard, which redacts it.
   const keyEnv = agent.web?.search?.apiKeyEnv;
   if (keyEnv !== undefined) registerSecret(process.env[keyEnv]);
-  // The same for the model's key (model.apiKeyEnv): registered before any run, repair or log line.
-  const modelKeyEnv = agent.model?.apiKeyEnv;
-  if (modelKeyEnv !== undefined) registerSecret(process.env[modelKeyEnv]);
+  // The same for the model's key (model.apiKeyEnv, or OPENAI_API_KEY for a bare model id):
+  // registered before any run, repair or log line.
+  if (typeof agent.model === 'string') {
+    if (shorthandBaseUrl() === null) {
+      throw new ComisError('CONFIG_INVALID', `${SHORTHAND_BASE_URL_ENV} is not an http(s) URL; agents.${id}.model (a bare model id) takes its endpoint from it.`, {
+        hint: `Set ${SHORTHAND_BASE_URL_ENV} to the API root (e.g. http://127.0.0.1:11434/v1), unset it, or write model: {baseUrl, name} in ${where}.`,
+      });
+    }
+    registerSecret(process.env[SHORTHAND_KEY_ENV]);
+  } else if (agent.model?.apiKeyEnv !== undefined) registerSecret(process.env[agent.model.apiKeyEnv]);
   // So are the tokens, signing secrets and webhook URLs the channels name (message_*).
   for (const channel of Object.values(config.channels ?? {})) {
     for (const env of [(channel as { tokenEnv?: string }).tokenEnv, (channel as { secretEnv?: string }).secretEnv, (channel as { webhookUrlEnv?: string }).webhookUrlEnv]) {

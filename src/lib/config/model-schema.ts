@@ -11,12 +11,19 @@
  * environment variable of the comis process that holds it; its value is
  * registered with the output guard when the agent is resolved, so no log,
  * error, record or report carries it, and it is sent only to `baseUrl`.
+ *
+ * Shorthand: a bare model id (`model: gpt-5.1`, as seed 001's coordinator
+ * example writes it) takes its endpoint from the comis process's
+ * `OPENAI_BASE_URL` and its key from `OPENAI_API_KEY`, the convention of
+ * OpenAI-compatible clients. There is no built-in default endpoint: with
+ * `OPENAI_BASE_URL` unset there is nothing to ask (no script ever leaves the
+ * machine because a name was written), and no run is repaired.
  */
 import { z } from 'zod';
 
 export const MODEL_CLASSES = ['nano', 'small', 'mid', 'frontier'] as const;
 
-export const modelSchema = z
+const modelObjectSchema = z
   .strictObject({
     baseUrl: z.url({ protocol: /^https?$/, normalize: true }).describe('The OpenAI-compatible API root, http or https, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1); comis POSTs <baseUrl>/chat/completions.'),
     name: z.string().min(1).max(256).describe('The model id sent as "model" in each request (e.g. qwen2.5-coder:7b).'),
@@ -30,4 +37,18 @@ export const modelSchema = z
   })
   .describe("The agent's model: an OpenAI-compatible chat-completions endpoint and its capability class. Used for the one-shot repair of a failed run.");
 
-export type ModelConfig = z.infer<typeof modelSchema>;
+const MODEL_NAME = z.string().min(1).max(256);
+
+export const modelSchema = z
+  .union([
+    MODEL_NAME.describe(
+      'Shorthand: only the model id (e.g. gpt-5.1). The endpoint comes from the OPENAI_BASE_URL environment variable of the comis process and the key from OPENAI_API_KEY; with OPENAI_BASE_URL unset there is nothing to ask and no run is repaired.',
+    ),
+    modelObjectSchema,
+  ])
+  .describe("The agent's model: an OpenAI-compatible chat-completions endpoint and its capability class (or just a model id, with the endpoint from OPENAI_BASE_URL). Used for the one-shot repair of a failed run.");
+
+/** A model comis can ask: an endpoint, a name, a class. */
+export type ModelConfig = z.infer<typeof modelObjectSchema>;
+/** What `agents.<id>.model` may hold: the full form, or a bare model id. */
+export type ModelSetting = z.infer<typeof modelSchema>;

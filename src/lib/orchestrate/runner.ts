@@ -22,6 +22,7 @@ import { logRunEvent } from '../obs/logger.js';
 import type { AuditRow, FailureClass, RepairRecord, RunRecord, ToolCallTally } from '../store/runs.js';
 import type { WebFetchDeps } from '../tools/web-fetch.js';
 import { durableRuns } from '../config/durability.js';
+import { resolveModel } from '../config/model-resolve.js';
 import type { CapabilityAudited, ToolImpl } from './dispatch.js';
 import type { SendApprovalRequest } from './message.js';
 import { DURABLE_FRAME_BYTES, endDurable, openDurable } from './phases/durable.js';
@@ -158,7 +159,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   const { timeoutMs, surface } = prepared;
   // A run that may be repaired keeps its lease through the model round and one re-run (coordinator
   // children, which tee their stdout to a file, are not repaired).
-  const repairable = options.stdoutFile === undefined && repairGate(options.agent.config.model, options.noRepair === true) === 'on';
+  const repairable = options.stdoutFile === undefined && repairGate(resolveModel(options.agent.config.model), options.noRepair === true) === 'on';
   const lease = mintRunLease(options.agent.id, prepared.agentCaps, timeoutMs, options.leaseRegistry, repairable ? REPAIR_BUDGET_MS + timeoutMs : 0);
   const { runId } = lease;
   // Aborted by cleanup: tool work still running for this run stops with it.

@@ -16,6 +16,7 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { resolveModel } from '../../config/model-resolve.js';
 import { ComisError } from '../../errors.js';
 import { getLogger } from '../../obs/logger.js';
 import { redactSecrets } from '../../redact/output-guard.js';
@@ -64,7 +65,7 @@ export async function repairFailedRun(p: RepairPhase): Promise<{ record: RepairR
   try {
     return await attemptRepair<RepairedAttempt>(
       {
-        model: options.agent.config.model,
+        model: resolveModel(options.agent.config.model),
         noRepair: options.noRepair === true,
         language: options.language,
         source: options.source,
