@@ -69,6 +69,13 @@ export async function startWebServer(): Promise<WebServer> {
   const brBomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024, 0x61));
   const jsonl = Array.from({ length: 4000 }, (_, i) => JSON.stringify({ id: i, price: (i * 37) % 500, name: `item-${i}` })).join('\n') + '\n';
   const bigPage = `<!doctype html><html><head><title>Big</title></head><body><article>${Array.from({ length: 4000 }, (_, i) => `<p>Paragraph ${i}: ${'lorem ipsum dolor sit amet '.repeat(9)}</p>`).join('\n')}</article></body></html>`;
+  // Seed 000's `https://example.com/big`: a JSON array past the 15,000-byte inline bound, a few
+  // records of which mention "error".
+  const bigJson = JSON.stringify(
+    Array.from({ length: 600 }, (_, i) => ({ id: i, status: i % 50 === 7 ? 'error' : 'ok', detail: `record ${i} of the big page` })),
+    null,
+    2,
+  );
   const base = (): string => `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const server: Server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
@@ -78,6 +85,10 @@ export async function startWebServer(): Promise<WebServer> {
       res.end(body);
     };
     switch (u.pathname) {
+      case '/':
+        return send(200, 'text/html; charset=utf-8', TRAP_PAGE);
+      case '/big':
+        return send(200, 'application/json', bigJson);
       case '/page.html':
         return send(200, 'text/html; charset=utf-8', TRAP_PAGE);
       case '/inject.html':

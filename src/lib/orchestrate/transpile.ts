@@ -16,6 +16,59 @@ export interface PreparedScript {
   code: string;
   /** Extra node flags for this script. */
   nodeFlags: string[];
+  /**
+   * Python only: the script uses `comis_tools` without importing it, so the interpreter starts
+   * from {@link pythonImplicitSdkBoot}, which puts the SDK in builtins and runs the script.
+   */
+  implicitSdk?: boolean;
+}
+
+/**
+ * The seed's examples are often fragments that use `comis_tools` without the import line (its
+ * "may import"). A script that names `comis_tools`, never imports or declares it, gets it as if
+ * it had: JS/TS by the import statement prefixed to its first code line (same line, so line
+ * numbers hold), Python by a bootstrap that binds the SDK module in builtins (a script's own
+ * `comis_tools` name still shadows it).
+ */
+const IMPLICIT_IMPORT = 'import { comis_tools } from "./comis_tools.js"; ';
+
+function jsNeedsSdk(source: string): boolean {
+  if (!/\bcomis_tools\b/.test(source)) return false;
+  // Imported, required or declared by the script itself: nothing to add.
+  if (/['"`]\.\/comis_tools(?:\.[cm]?[jt]s)?['"`]/.test(source)) return false;
+  if (/\b(?:const|let|var|function|class)\s+comis_tools\b|\bimport\s*\{[^}]*\bcomis_tools\b/.test(source)) return false;
+  // CommonJS cannot take an import statement.
+  return !/\brequire\s*\(|\bmodule\.exports\b|^\s*exports\./m.test(source);
+}
+
+/** The source with the SDK import prefixed to its first line (after a `#!` line). */
+function withImplicitImport(source: string): string {
+  if (!source.startsWith('#!')) return IMPLICIT_IMPORT + source;
+  const nl = source.indexOf('\n');
+  return nl < 0 ? `${source}\n${IMPLICIT_IMPORT}` : source.slice(0, nl + 1) + IMPLICIT_IMPORT + source.slice(nl + 1);
+}
+
+function pythonNeedsSdk(source: string): boolean {
+  if (!/\bcomis_tools\b/.test(source)) return false;
+  return !/^[ \t]*(?:import[ \t]+(?:[\w.]+[ \t]*(?:as[ \t]+\w+)?[ \t]*,[ \t]*)*comis_tools\b|from[ \t]+comis_tools[ \t]+import\b)/m.test(source);
+}
+
+/**
+ * `python3 -c` program for a script that uses the SDK without importing it: the run directory
+ * first on the path (as when the script runs directly), the SDK bound in builtins, then the
+ * script itself as `__main__`, compiled under its own name so tracebacks point into it.
+ */
+export function pythonImplicitSdkBoot(runDir: string, fileName: string): string {
+  const script = JSON.stringify(`${runDir}/${fileName}`);
+  return [
+    'import builtins, sys',
+    `sys.path[0] = ${JSON.stringify(runDir)}`,
+    `sys.argv = [${script}]`,
+    'import comis_tools',
+    'builtins.comis_tools = comis_tools',
+    'del comis_tools',
+    "exec(compile(open(sys.argv[0], 'rb').read(), sys.argv[0], 'exec'), {'__name__': '__main__', '__file__': sys.argv[0], '__builtins__': builtins})",
+  ].join('\n');
 }
 
 export function languageFromPath(path: string): ScriptLanguage | undefined {
@@ -31,16 +84,16 @@ function nodeSupportsDefaultDetection(): boolean {
 }
 
 export async function prepareScript(source: string, language: ScriptLanguage, displayName: string): Promise<PreparedScript> {
-  if (language === 'py') return { language, fileName: 'script.py', code: source, nodeFlags: [] };
+  if (language === 'py') return { language, fileName: 'script.py', code: source, nodeFlags: [], ...(pythonNeedsSdk(source) ? { implicitSdk: true } : {}) };
   if (language === 'js') {
     const ext = /\.cjs$/i.test(displayName) ? 'cjs' : /\.mjs$/i.test(displayName) ? 'mjs' : 'js';
     const flags = ext === 'js' && !nodeSupportsDefaultDetection() ? ['--experimental-detect-module'] : [];
-    return { language, fileName: `script.${ext}`, code: source, nodeFlags: flags };
+    return { language, fileName: `script.${ext}`, code: ext !== 'cjs' && jsNeedsSdk(source) ? withImplicitImport(source) : source, nodeFlags: flags };
   }
   const esbuild = await import('esbuild');
   const isCts = /\.cts$/i.test(displayName);
   try {
-    const out = await esbuild.transform(source, {
+    const out = await esbuild.transform(!isCts && jsNeedsSdk(source) ? withImplicitImport(source) : source, {
       loader: 'ts',
       format: isCts ? 'cjs' : 'esm',
       target: 'node20',

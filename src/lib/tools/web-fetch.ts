@@ -80,7 +80,10 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
         ctx.results,
         `web.${out.kind}`,
         (write) => {
-          for (let off = 0; off < payload.length; off += 1 << 20) write(payload.subarray(off, off + (1 << 20)));
+          // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
+          // 40-line slice of it rather than the whole document on its one line.
+          const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
+          for (let off = 0; off < bytes.length; off += 1 << 20) write(bytes.subarray(off, off + (1 << 20)));
         },
         out.kind,
       );

@@ -6,7 +6,7 @@
 import type { JailedProcess } from '../../jail/types.js';
 import type { AgentSurface } from '../../policy/surface.js';
 import type { RunDirectory } from '../run-dir.js';
-import type { ScriptLanguage } from '../transpile.js';
+import { pythonImplicitSdkBoot, type ScriptLanguage } from '../transpile.js';
 import { JAIL_RUN_DIR, JAIL_SOCKET, JAIL_WORKSPACE } from './constants.js';
 import type { PreparedRun } from './prepare.js';
 import type { AgentJail } from './run-dir.js';
@@ -31,7 +31,7 @@ export function spawnScript(p: SpawnPhase): JailedProcess {
   const { interpreter, script, jail } = p.prepared;
   const command =
     p.language === 'py'
-      ? [interpreter.jailPath, ...(interpreter.args ?? []), '-E', '-s', '-B', `${JAIL_RUN_DIR}/${script.fileName}`]
+      ? [interpreter.jailPath, ...(interpreter.args ?? []), '-E', '-s', '-B', ...(script.implicitSdk ? ['-c', pythonImplicitSdkBoot(JAIL_RUN_DIR, script.fileName)] : [`${JAIL_RUN_DIR}/${script.fileName}`])]
       : [interpreter.jailPath, ...(interpreter.args ?? []), ...script.nodeFlags, `${JAIL_RUN_DIR}/${script.fileName}`];
   const env: Record<string, string> = {
     ...p.extraEnv, // first: nothing in it replaces comis's own variables

@@ -1,0 +1,2 @@
+result = comis_tools.mcp.myserver.mytool({"query": "hello"})
+print(result)
