@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { LeaseRegistry, newId } from '../../src/lib/capabilities/lease.js';
-import { redactSecrets } from '../../src/lib/redact/output-guard.js';
+import { LeaseRegistry, newId, REVOKED_LEASES_KEPT } from '../../src/lib/capabilities/lease.js';
+import { redactSecrets, registeredSecretCount } from '../../src/lib/redact/output-guard.js';
 
 describe('leases', () => {
   it('mints a 256-bit bearer registered with the output guard', () => {
@@ -112,5 +112,33 @@ describe('leases', () => {
     expect(Object.isFrozen(a.lease)).toBe(true);
     expect(Object.isFrozen(a.lease.caps)).toBe(true);
     expect(a.lease).toEqual({ leaseId: a.lease.leaseId, runId: undefined, agentId: 'ag', caps: ['orch:read'], expiresAt: a.lease.expiresAt, parentLeaseId: undefined, socketId: undefined });
+  });
+
+  it('a long-lived registry stays bounded: revoked leases and their bearers are forgotten oldest first, and stay dead', () => {
+    const reg = new LeaseRegistry();
+    const guardBefore = registeredSecretCount();
+    const runs = REVOKED_LEASES_KEPT * 3;
+    const first = { assembly: '', bearer: '', run: '' };
+    for (let i = 0; i < runs; i++) {
+      // One run's lease pair, as orchestrate mints and cleanup revokes it.
+      const a = reg.mintAssembly('ag', ['orch:read'], 60_000);
+      const run = reg.mintRun(a.lease, { runId: `r-${i}`, socketId: `r-${i}`, ttlMs: 10_000 });
+      if (i === 0) Object.assign(first, { assembly: a.lease.leaseId, bearer: run.bearer, run: run.lease.leaseId });
+      // Control: while a run is live, its bearer authenticates and is redacted.
+      if (i === 0) expect(reg.authenticate(run.bearer, 'r-0')).toBeDefined();
+      reg.revoke(a.lease.leaseId);
+    }
+    // 2 leases a run, each once registered: the registry and the guard hold the last KEPT only.
+    expect(reg.size).toBe(REVOKED_LEASES_KEPT);
+    expect(registeredSecretCount() - guardBefore).toBeLessThanOrEqual(REVOKED_LEASES_KEPT);
+    // The forgotten first run is still revoked, and its bearer still authenticates nothing.
+    expect(reg.isRevoked(first.assembly)).toBe(true);
+    expect(reg.isRevoked(first.run)).toBe(true);
+    expect(reg.authenticate(first.bearer, 'r-0')).toBeUndefined();
+    // A live lease minted now is unaffected.
+    const live = reg.mintAssembly('ag', ['orch:read'], 60_000);
+    const run = reg.mintRun(live.lease, { runId: 'r-live', socketId: 'r-live', ttlMs: 10_000 });
+    expect(reg.authenticate(run.bearer, 'r-live')?.leaseId).toBe(run.lease.leaseId);
+    expect(redactSecrets(run.bearer)).toBe('[REDACTED]');
   });
 });

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import { registerSecret } from '../redact/output-guard.js';
+import { registerSecret, unregisterSecret } from '../redact/output-guard.js';
 import { intersectCapabilities, type Capability } from './capabilities.js';
 
 export interface Lease {
@@ -50,9 +50,20 @@ export function newId(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
+/**
+ * How many revoked leases a registry (and the output guard) keeps after their revocation. A
+ * long-lived process (`comis mcp serve`, a coordinator of many children) revokes one lease pair
+ * per run: without a bound, the registry and the guard's secret set (walked by every redaction)
+ * would grow with every run. A forgotten revoked lease is as dead as a remembered one: its id is
+ * reported revoked and its bearer matches nothing.
+ */
+export const REVOKED_LEASES_KEPT = 1024;
+
 export class LeaseRegistry {
   private readonly byDigest = new Map<string, Entry>();
   private readonly byId = new Map<string, Entry>();
+  /** Revoked lease ids, oldest first (at most {@link REVOKED_LEASES_KEPT}). */
+  private readonly revokedOrder: string[] = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -114,8 +125,21 @@ export class LeaseRegistry {
     if (!entry || entry.revoked) return;
     entry.revoked = true;
     for (const child of this.byId.values()) if (child.lease.parentLeaseId === leaseId) this.revoke(child.lease.leaseId);
-    // The bearer stays registered with the output guard: a revoked bearer is still a secret in logs.
+    // The bearer stays registered with the output guard for a while (a revoked bearer is still a
+    // secret in the run's last log lines), then both are forgotten, oldest first.
     this.byDigest.delete(entry.digest.toString('hex'));
+    this.revokedOrder.push(leaseId);
+    while (this.revokedOrder.length > REVOKED_LEASES_KEPT) {
+      const old = this.byId.get(this.revokedOrder.shift()!);
+      if (!old) continue;
+      this.byId.delete(old.lease.leaseId);
+      unregisterSecret(old.bearer);
+    }
+  }
+
+  /** Leases the registry holds, live or recently revoked (bounded; see {@link REVOKED_LEASES_KEPT}). */
+  get size(): number {
+    return this.byId.size;
   }
 
   isRevoked(leaseId: string): boolean {

@@ -26,6 +26,11 @@ export function unregisterSecret(value: string): void {
   secrets.delete(value);
 }
 
+/** How many secrets the guard holds (each redaction walks them all). */
+export function registeredSecretCount(): number {
+  return secrets.size;
+}
+
 export function redactSecrets(text: string): string {
   if (secrets.size === 0 || text.length === 0) return text;
   let out = text;
