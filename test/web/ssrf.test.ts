@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { classifyAddress, hostMatches, parsePrivateAllowRule, parseTarget, privateAllowed } from '../../src/lib/net/ssrf.js';
+import { classifyAddress, hostMatches, normaliseHostname, parsePrivateAllowRule, parseTarget, privateAllowed } from '../../src/lib/net/ssrf.js';
 
 const REFUSED: [string, string][] = [
   ['127.0.0.1', 'loopback'],
@@ -29,7 +29,12 @@ const REFUSED: [string, string][] = [
   ['198.18.0.1', 'benchmarking'],
   ['198.19.255.1', 'benchmarking'],
   ['192.0.0.8', 'reserved'],
+  ['192.88.99.1', 'reserved'],
   ['240.0.0.1', 'reserved'],
+  // Named only by ipaddr's own range(), not by the guard's table: both are consulted.
+  ['192.175.48.1', 'as112'],
+  ['192.31.196.1', 'as112'],
+  ['192.52.193.1', 'amt'],
   ['::', 'unspecified'],
   ['::1', 'loopback'],
   ['fe80::1', 'linkLocal'],
@@ -43,6 +48,11 @@ const REFUSED: [string, string][] = [
   ['2001:2::1', 'benchmarking'],
   ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'teredo'],
   ['100::1', 'discard'],
+  ['2001:3::1', 'amt'],
+  ['2001:4:112::1', 'as112v6'],
+  ['2620:4f:8000::1', 'as112v6'],
+  ['2001:10::1', 'deprecatedOrchid'],
+  ['2001:20::1', 'orchid2'],
   ['::ffff:127.0.0.1', 'ipv4Mapped(loopback)'],
   ['::ffff:7f00:1', 'ipv4Mapped(loopback)'],
   ['0:0:0:0:0:ffff:a9fe:a9fe', 'ipv4Mapped(linkLocal)'],
@@ -77,6 +87,19 @@ describe('classifyAddress', () => {
     for (const a of ['', 'localhost', 'example.com', '127.1', '0x7f.0.0.1', '0177.0.0.1', '2130706433', '１２７.０.０.１', '127.0.0.1.', '1.2.3.4/8']) {
       expect(classifyAddress(a), a).toMatchObject({ allowed: false, range: 'unparseable' });
     }
+  });
+
+  it('refuses IPv6 text that only a lenient parser would read: half brackets, an empty zone, control characters, non-strict embedded IPv4', () => {
+    // A bracket is stripped only as a pair: "[::1" is not "::", "1::1]" is not "::1".
+    // WHATWG URL drops tabs and newlines anywhere in a URL; an address with one is still not an address.
+    // ipaddr reads "::ffff:0x7f.0.0.1" as 127.0.0.1; the kernel never sees that spelling, so it is refused, not guessed.
+    for (const a of ['[::1', '1::1]', '[', ']', '::1%', '::\t1', '::1\n', '::ffff:0x7f.0.0.1', '::ffff:0177.0.0.1', '::ffff:127.0.0.01']) {
+      expect(classifyAddress(a), JSON.stringify(a)).toEqual({ allowed: false, address: a, family: 0, range: 'unparseable' });
+    }
+    // The positive controls: the same addresses written properly are classified.
+    expect(classifyAddress('[::1]')).toMatchObject({ allowed: false, family: 6, range: 'loopback' });
+    expect(classifyAddress('::ffff:127.0.0.1')).toMatchObject({ allowed: false, family: 6, range: 'ipv4Mapped(loopback)' });
+    expect(classifyAddress('fe80::1%eth0')).toMatchObject({ family: 6, range: 'linkLocal' });
   });
 });
 
@@ -162,6 +185,8 @@ describe('allowPrivate rules', () => {
     // An IPv4-mapped IPv6 answer matches its IPv4 rule, nothing more.
     expect(privateAllowed(rules, '::ffff:127.0.0.1', 8080)?.text).toBe('127.0.0.1:8080');
     expect(privateAllowed(rules, '::ffff:127.0.0.1', 80)).toBeUndefined();
+    // An answer that is not an address opens nothing (and does not throw).
+    for (const junk of ['', 'localhost', '127.1', '[::1']) expect(privateAllowed(rules, junk, 8080), junk).toBeUndefined();
   });
 
   it('refuses names, bad ports and malformed entries, without echoing the entry', () => {
@@ -204,6 +229,9 @@ describe('what the guard reports (mutation testing found these unpinned)', () =>
     expect(msg('127.0.0.1:x')).toBe('the port must be a number');
     expect(msg('127.0.0.1:')).toBe('the port must be a number');
     expect(msg('127.0.0.1:080')).toBe('the port must be a number');
+    expect(msg('127.0.0.1:1.5')).toBe('the port must be a number');
+    expect(msg('127.0.0.1:8e3')).toBe('the port must be a number');
+    expect(msg('[::1]:')).toBe('the port must be a number');
     expect(msg('[::1]')).toBe('write a bracketed IPv6 entry as [address]:port');
     expect(msg('[::1:80')).toBe('write a bracketed IPv6 entry as [address]:port');
     expect(msg('127.0.0.1:0')).toBe('the port must be 1-65535');
@@ -216,6 +244,14 @@ describe('what the guard reports (mutation testing found these unpinned)', () =>
     expect(msg('::/128')).toBe('accepted');
     expect(msg('::/129')).toBe('not an IP address, CIDR range or IP:port');
     expect(msg('10.0.0.0/-1')).toBe('not an IP address, CIDR range or IP:port');
+    expect(msg('10.0.0.0/8.5')).toBe('not an IP address, CIDR range or IP:port');
+    expect(msg('example.com/8')).toBe('not an IP address, CIDR range or IP:port');
+    expect(msg('/8')).toBe('not an IP address, CIDR range or IP:port');
+    // A zero-length prefix is the operator opening every private address of a family, on purpose.
+    expect(msg('0.0.0.0/0')).toBe('accepted');
+    expect(msg('::/0')).toBe('accepted');
+    // Empty brackets are config syntax around no address.
+    expect(msg('[]:80')).toBe('not an IP address, CIDR range or IP:port (host names are not accepted: DNS decides where a name points)');
     expect(msg('localhost')).toBe('not an IP address, CIDR range or IP:port (host names are not accepted: DNS decides where a name points)');
     expect(parsePrivateAllowRule('[::1]:9000')).toMatchObject({ port: 9000, text: '[::1]:9000' });
     expect('port' in parsePrivateAllowRule('10.0.0.1')).toBe(false);
@@ -239,5 +275,16 @@ describe('what the guard reports (mutation testing found these unpinned)', () =>
     expect(hostMatches('*.example.org', 'a.example.org')).toBe(true);
     expect(hostMatches('EXAMPLE.org.', 'example.ORG')).toBe(true);
     expect(hostMatches('[::1]', '::1')).toBe(true);
+  });
+
+  it('normaliseHostname folds case, one trailing dot and a pair of IPv6 brackets, and nothing else', () => {
+    expect(normaliseHostname('Docs.Example.ORG.')).toBe('docs.example.org');
+    expect(normaliseHostname('[::1]')).toBe('::1');
+    expect(normaliseHostname('[FE80::1].')).toBe('fe80::1');
+    // Half a bracket pair is left as written: it is not a bracketed literal, and no pattern can match it by accident.
+    expect(normaliseHostname('[::1')).toBe('[::1');
+    expect(normaliseHostname('::1]')).toBe('::1]');
+    expect(hostMatches('[::1', '::1')).toBe(false);
+    expect(hostMatches('::1]', '::1')).toBe(false);
   });
 });
