@@ -3,7 +3,9 @@
  * own, never mounted into the jail): the pinned script (`script.json`: the
  * original bytes, language and name), the last checkpoint
  * (`checkpoint.json`), the replay recording (`calls.jsonl`: each tool call's
- * request and result, in order) and the run's kept results. The store holds
+ * request and result, MCP calls included, in the order the calls were made;
+ * `mcp-tools.json`: the tool list each MCP server gave) and the run's kept
+ * results (`results/`: its ResultRef files, which a replay restores). The store holds
  * only the content-free row (store/durable-runs.ts). Everything here is
  * bounded by the run's caps and goes after 24 h (the start-up sweep).
  */
@@ -12,6 +14,7 @@ import { join } from 'node:path';
 
 import { CapCallError } from '../capsocket/protocol.js';
 import { ComisError } from '../errors.js';
+import { mcpCallError, type McpGateSurface, type McpToolInfo } from '../mcp/gate.js';
 import { durableAreaRef } from '../store/durable-runs.js';
 import { sanitizeUntrustedValue } from '../untrusted/envelope.js';
 import type { ScriptLanguage } from './transpile.js';
@@ -71,15 +74,29 @@ export function readRecordedStdout(home: string, runId: string): string | undefi
   }
 }
 
-/** Reads a run's replay recording (every line a call, in order). */
-export function readRecording(home: string, runId: string): { calls: RecordedCall[]; complete: boolean } {
+/** What an MCP server listed during a durable run (or how asking it failed), by server name. */
+export type RecordedToolLists = Record<string, { tools: McpToolInfo[] } | { error: { code: string; message: string } }>;
+
+/**
+ * Reads a run's replay recording: every line a call, ordered by the index the
+ * call got when it was made (a line is written when its call ends, so
+ * concurrent calls may be written out of order), and the MCP tool lists.
+ */
+export function readRecording(home: string, runId: string): { calls: RecordedCall[]; complete: boolean; toolLists: RecordedToolLists } {
   const dir = durableArea(home, runId);
   const text = readFileSync(join(dir, 'calls.jsonl'), 'utf8');
   const calls = text
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as RecordedCall);
-  return { calls, complete: !existsSync(join(dir, 'calls.truncated')) };
+    .map((l) => JSON.parse(l) as RecordedCall)
+    .sort((a, b) => a.i - b.i);
+  let toolLists: RecordedToolLists = {};
+  try {
+    toolLists = JSON.parse(readFileSync(join(dir, 'mcp-tools.json'), 'utf8')) as RecordedToolLists;
+  } catch {
+    /* no MCP server was asked */
+  }
+  return { calls, complete: !existsSync(join(dir, 'calls.truncated')), toolLists };
 }
 
 /**
@@ -93,6 +110,7 @@ export class DurableRun {
   private recordBytes = 0;
   private calls = 0;
   private checkpointBytes = 0;
+  private readonly toolLists: RecordedToolLists = {};
 
   constructor(
     readonly home: string,
@@ -156,13 +174,17 @@ export class DurableRun {
     return { type: 'Checkpoint', state: sanitizeUntrustedValue(saved.state), savedAt: saved.savedAt, untrusted: true };
   }
 
+  /** A call starts: its index in the recording (taken when it is made, so concurrent calls keep the order the script made them in). */
+  begin(): number {
+    return this.calls++;
+  }
+
   /**
-   * Appends one call to the recording. Bounded (four times the per-file cap,
+   * Appends call `i` (from {@link begin}) to the recording. Bounded (four times the per-file cap,
    * autonomy.limits.resultFileMb): past it the recording stops and is marked
    * incomplete (a replay then refuses).
    */
-  record(tool: string, args: unknown, outcome: { result: unknown } | { error: { code: string; message: string } }): void {
-    const i = this.calls++;
+  record(i: number, tool: string, args: unknown, outcome: { result: unknown } | { error: { code: string; message: string } }): void {
     if (this.recordFd === undefined) return;
     const line = `${JSON.stringify({ i, tool, args, ...outcome })}\n`;
     const bytes = Buffer.byteLength(line);
@@ -174,6 +196,60 @@ export class DurableRun {
     writeSync(this.recordFd, line);
     this.recordBytes += bytes;
     this.recorded++;
+  }
+
+  /**
+   * The run's MCP surface, recording: each call that passed the gate (its
+   * server, tool, arguments, and the data or error the script got) takes its
+   * place in the recording like any table tool's call, and each server's
+   * tool list is kept (`mcp-tools.json`, within the per-file cap), so a
+   * replay answers both without starting a server.
+   */
+  recordMcp(surface: McpGateSurface): McpGateSurface {
+    return {
+      allow: surface.allow,
+      configured: (server) => surface.configured(server),
+      listTools: async (server) => {
+        try {
+          const tools = await surface.listTools(server);
+          this.keepToolList(server, { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) });
+          return tools;
+        } catch (err) {
+          const e = mcpCallError(err);
+          this.keepToolList(server, { error: { code: e.code, message: e.message } });
+          throw err;
+        }
+      },
+      call: async (server, tool, args) => {
+        const i = this.begin();
+        try {
+          const result = await surface.call(server, tool, args);
+          this.record(i, `mcp:${server}.${tool}`, args, { result });
+          return result;
+        } catch (err) {
+          const e = mcpCallError(err);
+          this.record(i, `mcp:${server}.${tool}`, args, { error: { code: e.code, message: e.message } });
+          throw err;
+        }
+      },
+    };
+  }
+
+  private keepToolList(server: string, entry: RecordedToolLists[string]): void {
+    if (Object.hasOwn(this.toolLists, server)) return;
+    this.toolLists[server] = entry;
+    const text = JSON.stringify(this.toolLists);
+    if (Buffer.byteLength(text) > this.caps.maxFileBytes) {
+      delete this.toolLists[server];
+      return; // a replay then finds the server unavailable
+    }
+    try {
+      const tmp = join(this.dir, 'mcp-tools.json.tmp');
+      writeFileSync(tmp, text, { mode: 0o600 });
+      renameSync(tmp, join(this.dir, 'mcp-tools.json'));
+    } catch {
+      /* best effort: a replay then finds the server unavailable */
+    }
   }
 
   /** The run's bounded stdout, for a replay to compare against. */
