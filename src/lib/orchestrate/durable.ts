@@ -12,9 +12,13 @@
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 
+import { CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
+import { TOOL_TABLE } from '../capabilities/tool-table.js';
 import { CapCallError } from '../capsocket/protocol.js';
+import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import { mcpCallError, type McpGateSurface, type McpToolInfo } from '../mcp/gate.js';
+import { MCP_SURFACE_TOOL } from '../policy/surface.js';
 import { durableAreaRef } from '../store/durable-runs.js';
 import { sanitizeUntrustedValue } from '../untrusted/envelope.js';
 import type { ScriptLanguage } from './transpile.js';
@@ -22,10 +26,54 @@ import type { ScriptLanguage } from './transpile.js';
 /** The largest checkpoint, as serialized JSON. */
 export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
 
+/**
+ * What a durable run was allowed, pinned with its bytes: its lease's
+ * capabilities, the tools its surface offered (`mcp` for comis_tools.mcp),
+ * its write surface and its MCP allowlist. A resume runs under no more.
+ */
+export interface ResumeCeiling {
+  caps: Capability[];
+  tools: string[];
+  write: boolean;
+  mcpAllow: string[];
+}
+
 export interface PinnedScript {
   source: string;
   language: ScriptLanguage;
   displayName: string;
+  ceiling?: ResumeCeiling;
+}
+
+function isCeiling(c: unknown): c is ResumeCeiling {
+  const o = c as Partial<ResumeCeiling> | null;
+  const strings = (a: unknown): boolean => Array.isArray(a) && a.length <= 1024 && a.every((x) => typeof x === 'string');
+  return !!o && typeof o === 'object' && strings(o.caps) && (o.caps as string[]).every((x) => (CAPABILITIES as readonly string[]).includes(x)) && strings(o.tools) && typeof o.write === 'boolean' && strings(o.mcpAllow);
+}
+
+/**
+ * The agent a resume runs as: today's config, narrowed to the original run's
+ * ceiling. Tools the original's surface did not offer are denied (as
+ * toolPolicy.deny entries), the write surface stays off if it was off, and
+ * only MCP allowlist entries the original also had stay. (Its capabilities
+ * are intersected through the run's requested caps.) Never widens anything.
+ */
+export function narrowToCeiling(agent: ResolvedAgent, ceiling: ResumeCeiling): ResolvedAgent {
+  const autonomy = agent.config.autonomy;
+  const policy = agent.config.skills.toolPolicy;
+  const gone = [...TOOL_TABLE.map((t) => t.name), MCP_SURFACE_TOOL].filter((t) => !ceiling.tools.includes(t));
+  return {
+    ...agent,
+    config: {
+      ...agent.config,
+      autonomy: {
+        ...autonomy,
+        write: autonomy.write && ceiling.write,
+        ...(autonomy.mcp ? { mcp: { ...autonomy.mcp, allow: (autonomy.mcp.allow ?? []).filter((e) => ceiling.mcpAllow.includes(e)) } } : {}),
+      },
+      skills: { ...agent.config.skills, toolPolicy: { ...policy, deny: [...(policy.deny ?? []), ...gone.filter((t) => !(policy.deny ?? []).includes(t))] } },
+    },
+  };
 }
 
 /** One recorded tool call: what the script asked and what it got. */
@@ -59,7 +107,7 @@ export function readPinnedScript(home: string, runId: string): PinnedScript {
       hint: 'It was reclaimed or damaged; the run cannot be resumed or replayed. `comis explain` lists durable runs.',
     });
   }
-  if (typeof parsed.source !== 'string' || !['ts', 'js', 'py'].includes(parsed.language) || typeof parsed.displayName !== 'string') {
+  if (typeof parsed.source !== 'string' || !['ts', 'js', 'py'].includes(parsed.language) || typeof parsed.displayName !== 'string' || (parsed.ceiling !== undefined && !isCeiling(parsed.ceiling))) {
     throw new ComisError('NOT_FOUND', `The pinned script of run ${runId} is damaged.`, { hint: 'The run cannot be resumed or replayed.' });
   }
   return parsed;

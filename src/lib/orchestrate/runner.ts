@@ -186,7 +186,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     }
     ctx = toolContext(runId, options.agent, agentJail, parts.dir, parts.runEnded.signal);
     // A durable run pins its bytes and gets its row before anything of the script runs.
-    if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx);
+    if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx, { caps: prepared.agentCaps, surface });
     const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, { ...options, ...(durable ? { recordMcp: durable.run } : {}) }));
     // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn
     // (a durable run records them; its replay answers them from that recording, starting no server).
