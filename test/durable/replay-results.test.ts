@@ -51,7 +51,10 @@ describe('replay of MCP calls', () => {
     // Positive control: the original run started the real server (once: describe's digest and the calls share it).
     expect(starts(startLog)).toBe(1);
     const area = join(h.home, 'durable', runId);
-    const recorded = readFileSync(join(area, 'calls.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const recorded = readFileSync(join(area, 'calls.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(recorded.map((c) => `${c.i}:${c.tool}`)).toEqual(['0:mcp:edge.echo', '1:mcp:edge.large']);
     expect(recorded[0].args).toEqual({ message: 'hello from the jail' });
     expect(statSync(join(area, 'calls.jsonl')).mode & 0o777).toBe(0o600);
@@ -122,7 +125,7 @@ console.log((await r.grep('item-0042')).length);
       const orig = h.run(['orchestrate', h.script('slices.mjs', SLICES), '--json']);
       expect(orig.status, orig.stderr).toBe(0);
       const { runId, stdout } = parseJson(orig.stdout).result;
-      expect(stdout).toMatch(/^ResultRef json \d+\n\[\n \{\n  "id": 0,\n\[600,"item-0007"\]\n1\n$/);
+      expect(stdout).toMatch(/^ResultRef json \d+\n\[\n \{\n {2}"id": 0,\n\[600,"item-0007"\]\n1\n$/);
       if (change === 'changed') writeFileSync(file, JSON.stringify([{ id: 1, name: 'other' }]));
       else rmSync(file);
 

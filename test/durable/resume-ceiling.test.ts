@@ -17,10 +17,7 @@ import { mcpConfigYaml } from '../helpers/mcp.js';
 import { makeHome } from '../helpers/orchestrate.js';
 
 function config(o: { wide: boolean }): string {
-  const yaml = mcpConfigYaml({ default: o.wide ? ['edge'] : [] }).replace(
-    '    autonomy:\n',
-    `    autonomy:\n      write: ${o.wide}\n      durability:\n        enabled: true\n        orchestrateResume: true\n`,
-  );
+  const yaml = mcpConfigYaml({ default: o.wide ? ['edge'] : [] }).replace('    autonomy:\n', `    autonomy:\n      write: ${o.wide}\n      durability:\n        enabled: true\n        orchestrateResume: true\n`);
   return o.wide ? yaml : `${yaml}    skills:\n      toolPolicy:\n        deny: ["grep"]\n`;
 }
 

@@ -144,7 +144,7 @@ function copyFile(src: string, dst: string, mode: number): void {
     try {
       fchmodSync(outFd, mode); // the umask may have narrowed it
       const buf = Buffer.allocUnsafe(1 << 16);
-      for (let n = readSync(inFd, buf); n > 0; n = readSync(inFd, buf)) for (let off = 0; off < n; ) off += writeSync(outFd, buf, off, n - off);
+      for (let n = readSync(inFd, buf); n > 0; n = readSync(inFd, buf)) for (let off = 0; off < n;) off += writeSync(outFd, buf, off, n - off);
     } finally {
       closeSync(outFd);
     }

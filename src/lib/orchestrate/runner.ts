@@ -190,10 +190,9 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, { ...options, ...(durable ? { recordMcp: durable.run } : {}) }));
     // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn
     // (a durable run records them; its replay answers them from that recording, starting no server).
-    const mcpDigest =
-      wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
-        ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs, signal: options.signal })
-        : undefined;
+    const mcpDigest = wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
+      ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs, signal: options.signal })
+      : undefined;
     started = Date.now();
     try {
       // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.
