@@ -4,6 +4,8 @@
  * pinned bytes against the replay socket (src/lib/orchestrate/replay.ts), and
  * compares: each call in order, then the output.
  */
+import { join } from 'node:path';
+
 import { ComisError, ExitCode, type ExitCodeValue } from '../lib/errors.js';
 import type { ReplayCall } from '../lib/orchestrate/replay.js';
 import { escapeControls } from './terminal-text.js';
@@ -27,7 +29,7 @@ export async function replayMain(runId: string, json: boolean, timeoutMs: number
   const { loadConfig, resolveAgent } = await import('../lib/config/load.js');
   const { openStore } = await import('../lib/store/store.js');
   const { getDurableRun } = await import('../lib/store/durable-runs.js');
-  const { readPinnedScript, readRecording, readRecordedStdout } = await import('../lib/orchestrate/durable.js');
+  const { durableArea, readPinnedScript, readRecording, readRecordedStdout } = await import('../lib/orchestrate/durable.js');
   const loaded = await loadConfig();
   const store = openStore({ home: loaded.home });
   let row: ReturnType<typeof getDurableRun>;
@@ -43,20 +45,24 @@ export async function replayMain(runId: string, json: boolean, timeoutMs: number
   const pinned = readPinnedScript(loaded.home, runId);
   const recording = readRecording(loaded.home, runId);
   if (!recording.complete) throw new ComisError('USAGE', `The recording of run ${runId} is incomplete (it passed its size bound), so a replay could not answer every call.`);
-  const { replayTools } = await import('../lib/orchestrate/replay.js');
+  const { createReplay } = await import('../lib/orchestrate/replay.js');
   const { runOrchestrate } = await import('../lib/orchestrate/runner.js');
   const log: import('../lib/orchestrate/replay.js').ReplayLog = { calls: [] };
+  const agent = resolveAgent(loaded, row.agentId);
+  const replay = createReplay(recording.calls, log, agent, recording.toolLists);
   const outcome = await runOrchestrate({
     source: pinned.source,
     displayName: pinned.displayName,
     language: pinned.language,
-    agent: resolveAgent(loaded, row.agentId),
+    agent,
     home: loaded.home,
     sessionKey: row.sessionKey,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     // The original run was approved; a replay acts on nothing.
     approve: async () => true,
-    replayTools: replayTools(recording.calls, log),
+    replayTools: replay.tools,
+    replayMcp: replay.mcp,
+    replayResultsFrom: join(durableArea(loaded.home, runId), 'results'),
   });
   const result = outcome.public;
   const original = readRecordedStdout(loaded.home, runId);

@@ -1,7 +1,9 @@
 /**
  * `comis orchestrate --resume <runId>`: checks the durable run's row (after
  * the start-up sweep settled it), reads its pinned bytes, and runs them as a
- * new run with a new lease attenuated like the first. A resume that cannot
+ * new run with a new lease attenuated like the first: under today's config,
+ * narrowed to what the original run held (its ceiling, pinned with its
+ * bytes), so a config narrowed since applies and one widened since does not. A resume that cannot
  * start turns the row into an orphan (resume_prestart_failed) rather than
  * leaving it resumable forever.
  */
@@ -9,14 +11,14 @@ import { ComisError } from '../lib/errors.js';
 import type { RecordedRunOptions } from '../lib/orchestrate/execute.js';
 import type { OrchestrateOutcome } from '../lib/orchestrate/runner.js';
 
-type Base = Pick<RecordedRunOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'resumeOf'>;
+type Base = Pick<RecordedRunOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'resumeOf' | 'requestedCaps'>;
 
 export async function prepareResume(runId: string, agentFlag: string | undefined): Promise<{ run: (start: (o: Base) => Promise<OrchestrateOutcome>) => Promise<OrchestrateOutcome>; approve: (footprint: unknown) => Promise<boolean> }> {
   const { loadConfig, resolveAgent } = await import('../lib/config/load.js');
   const { durableRuns } = await import('../lib/config/durability.js');
   const { openStore } = await import('../lib/store/store.js');
   const { getDurableRun, endDurableRun, reclaimArtifacts } = await import('../lib/store/durable-runs.js');
-  const { readPinnedScript } = await import('../lib/orchestrate/durable.js');
+  const { narrowToCeiling, readPinnedScript } = await import('../lib/orchestrate/durable.js');
   const loaded = await loadConfig();
   const store = openStore({ home: loaded.home });
   const orphan = (): void => {
@@ -54,7 +56,17 @@ export async function prepareResume(runId: string, agentFlag: string | undefined
     approve: askApproval(false, agent.id) as (footprint: unknown) => Promise<boolean>,
     run: async (start) => {
       try {
-        return await start({ source: pinned.source, displayName: pinned.displayName, language: pinned.language, agent, home: loaded.home, sessionKey: row.sessionKey, resumeOf: runId });
+        // Attenuated exactly like the first, and never past it: the narrower of the original run's surface and today's config.
+        return await start({
+          source: pinned.source,
+          displayName: pinned.displayName,
+          language: pinned.language,
+          agent: pinned.ceiling ? narrowToCeiling(agent, pinned.ceiling) : agent,
+          home: loaded.home,
+          sessionKey: row.sessionKey,
+          resumeOf: runId,
+          ...(pinned.ceiling ? { requestedCaps: pinned.ceiling.caps } : {}),
+        });
       } catch (err) {
         orphan();
         throw err;

@@ -54,7 +54,7 @@ export interface McpGateContext {
 }
 
 /** An error of comis's client, as the script sees it: its code, a sanitized message. */
-function asCapError(err: unknown): CapCallError {
+export function mcpCallError(err: unknown): CapCallError {
   if (err instanceof CapCallError) return err;
   const e = err as { name?: string; code?: unknown; message?: unknown };
   if (e && e.name === 'McpClientError' && typeof e.code === 'string') return new CapCallError(e.code, sanitizeUntrustedText(String(e.message)));
@@ -105,7 +105,7 @@ export async function handleMcpRequest(method: string, params: unknown, ctx: Mcp
     tools = await surface.listTools(server);
   } catch (err) {
     ctx.audit(`mcp:${server}.${tool}`, 'orch:mcp', 'deny', 'unknown_tool');
-    throw asCapError(err);
+    throw mcpCallError(err);
   }
   if (!tools.some((t) => t.name === tool)) {
     ctx.audit(`mcp:${server}.<unknown>`, 'orch:mcp', 'deny', 'unknown_tool');
@@ -115,7 +115,7 @@ export async function handleMcpRequest(method: string, params: unknown, ctx: Mcp
   try {
     return await surface.call(server, tool, args as Record<string, unknown>);
   } catch (err) {
-    throw asCapError(err);
+    throw mcpCallError(err);
   }
 }
 
@@ -167,7 +167,7 @@ export async function mcpCatalog(surface: McpGateSurface, servers: readonly stri
       try {
         tools = await surface.listTools(server);
       } catch (err) {
-        const e = asCapError(err);
+        const e = mcpCallError(err);
         return [{ server, unavailable: true, error: e.code, reason: redactSecrets(e.message) }];
       }
       const out: McpCatalogTool[] = [];

@@ -3,15 +3,22 @@
  * own, never mounted into the jail): the pinned script (`script.json`: the
  * original bytes, language and name), the last checkpoint
  * (`checkpoint.json`), the replay recording (`calls.jsonl`: each tool call's
- * request and result, in order) and the run's kept results. The store holds
+ * request and result, MCP calls included, in the order the calls were made;
+ * `mcp-tools.json`: the tool list each MCP server gave) and the run's kept
+ * results (`results/`: its ResultRef files, which a replay restores). The store holds
  * only the content-free row (store/durable-runs.ts). Everything here is
  * bounded by the run's caps and goes after 24 h (the start-up sweep).
  */
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 
+import { CAPABILITIES, type Capability } from '../capabilities/capabilities.js';
+import { TOOL_TABLE } from '../capabilities/tool-table.js';
 import { CapCallError } from '../capsocket/protocol.js';
+import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
+import { mcpCallError, type McpGateSurface, type McpToolInfo } from '../mcp/gate.js';
+import { MCP_SURFACE_TOOL } from '../policy/surface.js';
 import { durableAreaRef } from '../store/durable-runs.js';
 import { sanitizeUntrustedValue } from '../untrusted/envelope.js';
 import type { ScriptLanguage } from './transpile.js';
@@ -19,10 +26,54 @@ import type { ScriptLanguage } from './transpile.js';
 /** The largest checkpoint, as serialized JSON. */
 export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
 
+/**
+ * What a durable run was allowed, pinned with its bytes: its lease's
+ * capabilities, the tools its surface offered (`mcp` for comis_tools.mcp),
+ * its write surface and its MCP allowlist. A resume runs under no more.
+ */
+export interface ResumeCeiling {
+  caps: Capability[];
+  tools: string[];
+  write: boolean;
+  mcpAllow: string[];
+}
+
 export interface PinnedScript {
   source: string;
   language: ScriptLanguage;
   displayName: string;
+  ceiling?: ResumeCeiling;
+}
+
+function isCeiling(c: unknown): c is ResumeCeiling {
+  const o = c as Partial<ResumeCeiling> | null;
+  const strings = (a: unknown): boolean => Array.isArray(a) && a.length <= 1024 && a.every((x) => typeof x === 'string');
+  return !!o && typeof o === 'object' && strings(o.caps) && (o.caps as string[]).every((x) => (CAPABILITIES as readonly string[]).includes(x)) && strings(o.tools) && typeof o.write === 'boolean' && strings(o.mcpAllow);
+}
+
+/**
+ * The agent a resume runs as: today's config, narrowed to the original run's
+ * ceiling. Tools the original's surface did not offer are denied (as
+ * toolPolicy.deny entries), the write surface stays off if it was off, and
+ * only MCP allowlist entries the original also had stay. (Its capabilities
+ * are intersected through the run's requested caps.) Never widens anything.
+ */
+export function narrowToCeiling(agent: ResolvedAgent, ceiling: ResumeCeiling): ResolvedAgent {
+  const autonomy = agent.config.autonomy;
+  const policy = agent.config.skills.toolPolicy;
+  const gone = [...TOOL_TABLE.map((t) => t.name), MCP_SURFACE_TOOL].filter((t) => !ceiling.tools.includes(t));
+  return {
+    ...agent,
+    config: {
+      ...agent.config,
+      autonomy: {
+        ...autonomy,
+        write: autonomy.write && ceiling.write,
+        ...(autonomy.mcp ? { mcp: { ...autonomy.mcp, allow: (autonomy.mcp.allow ?? []).filter((e) => ceiling.mcpAllow.includes(e)) } } : {}),
+      },
+      skills: { ...agent.config.skills, toolPolicy: { ...policy, deny: [...(policy.deny ?? []), ...gone.filter((t) => !(policy.deny ?? []).includes(t))] } },
+    },
+  };
 }
 
 /** One recorded tool call: what the script asked and what it got. */
@@ -56,7 +107,7 @@ export function readPinnedScript(home: string, runId: string): PinnedScript {
       hint: 'It was reclaimed or damaged; the run cannot be resumed or replayed. `comis explain` lists durable runs.',
     });
   }
-  if (typeof parsed.source !== 'string' || !['ts', 'js', 'py'].includes(parsed.language) || typeof parsed.displayName !== 'string') {
+  if (typeof parsed.source !== 'string' || !['ts', 'js', 'py'].includes(parsed.language) || typeof parsed.displayName !== 'string' || (parsed.ceiling !== undefined && !isCeiling(parsed.ceiling))) {
     throw new ComisError('NOT_FOUND', `The pinned script of run ${runId} is damaged.`, { hint: 'The run cannot be resumed or replayed.' });
   }
   return parsed;
@@ -71,15 +122,29 @@ export function readRecordedStdout(home: string, runId: string): string | undefi
   }
 }
 
-/** Reads a run's replay recording (every line a call, in order). */
-export function readRecording(home: string, runId: string): { calls: RecordedCall[]; complete: boolean } {
+/** What an MCP server listed during a durable run (or how asking it failed), by server name. */
+export type RecordedToolLists = Record<string, { tools: McpToolInfo[] } | { error: { code: string; message: string } }>;
+
+/**
+ * Reads a run's replay recording: every line a call, ordered by the index the
+ * call got when it was made (a line is written when its call ends, so
+ * concurrent calls may be written out of order), and the MCP tool lists.
+ */
+export function readRecording(home: string, runId: string): { calls: RecordedCall[]; complete: boolean; toolLists: RecordedToolLists } {
   const dir = durableArea(home, runId);
   const text = readFileSync(join(dir, 'calls.jsonl'), 'utf8');
   const calls = text
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as RecordedCall);
-  return { calls, complete: !existsSync(join(dir, 'calls.truncated')) };
+    .map((l) => JSON.parse(l) as RecordedCall)
+    .sort((a, b) => a.i - b.i);
+  let toolLists: RecordedToolLists = {};
+  try {
+    toolLists = JSON.parse(readFileSync(join(dir, 'mcp-tools.json'), 'utf8')) as RecordedToolLists;
+  } catch {
+    /* no MCP server was asked */
+  }
+  return { calls, complete: !existsSync(join(dir, 'calls.truncated')), toolLists };
 }
 
 /**
@@ -93,6 +158,7 @@ export class DurableRun {
   private recordBytes = 0;
   private calls = 0;
   private checkpointBytes = 0;
+  private readonly toolLists: RecordedToolLists = {};
 
   constructor(
     readonly home: string,
@@ -156,13 +222,17 @@ export class DurableRun {
     return { type: 'Checkpoint', state: sanitizeUntrustedValue(saved.state), savedAt: saved.savedAt, untrusted: true };
   }
 
+  /** A call starts: its index in the recording (taken when it is made, so concurrent calls keep the order the script made them in). */
+  begin(): number {
+    return this.calls++;
+  }
+
   /**
-   * Appends one call to the recording. Bounded (four times the per-file cap,
+   * Appends call `i` (from {@link begin}) to the recording. Bounded (four times the per-file cap,
    * autonomy.limits.resultFileMb): past it the recording stops and is marked
    * incomplete (a replay then refuses).
    */
-  record(tool: string, args: unknown, outcome: { result: unknown } | { error: { code: string; message: string } }): void {
-    const i = this.calls++;
+  record(i: number, tool: string, args: unknown, outcome: { result: unknown } | { error: { code: string; message: string } }): void {
     if (this.recordFd === undefined) return;
     const line = `${JSON.stringify({ i, tool, args, ...outcome })}\n`;
     const bytes = Buffer.byteLength(line);
@@ -174,6 +244,60 @@ export class DurableRun {
     writeSync(this.recordFd, line);
     this.recordBytes += bytes;
     this.recorded++;
+  }
+
+  /**
+   * The run's MCP surface, recording: each call that passed the gate (its
+   * server, tool, arguments, and the data or error the script got) takes its
+   * place in the recording like any table tool's call, and each server's
+   * tool list is kept (`mcp-tools.json`, within the per-file cap), so a
+   * replay answers both without starting a server.
+   */
+  recordMcp(surface: McpGateSurface): McpGateSurface {
+    return {
+      allow: surface.allow,
+      configured: (server) => surface.configured(server),
+      listTools: async (server) => {
+        try {
+          const tools = await surface.listTools(server);
+          this.keepToolList(server, { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) });
+          return tools;
+        } catch (err) {
+          const e = mcpCallError(err);
+          this.keepToolList(server, { error: { code: e.code, message: e.message } });
+          throw err;
+        }
+      },
+      call: async (server, tool, args) => {
+        const i = this.begin();
+        try {
+          const result = await surface.call(server, tool, args);
+          this.record(i, `mcp:${server}.${tool}`, args, { result });
+          return result;
+        } catch (err) {
+          const e = mcpCallError(err);
+          this.record(i, `mcp:${server}.${tool}`, args, { error: { code: e.code, message: e.message } });
+          throw err;
+        }
+      },
+    };
+  }
+
+  private keepToolList(server: string, entry: RecordedToolLists[string]): void {
+    if (Object.hasOwn(this.toolLists, server)) return;
+    this.toolLists[server] = entry;
+    const text = JSON.stringify(this.toolLists);
+    if (Buffer.byteLength(text) > this.caps.maxFileBytes) {
+      delete this.toolLists[server];
+      return; // a replay then finds the server unavailable
+    }
+    try {
+      const tmp = join(this.dir, 'mcp-tools.json.tmp');
+      writeFileSync(tmp, text, { mode: 0o600 });
+      renameSync(tmp, join(this.dir, 'mcp-tools.json'));
+    } catch {
+      /* best effort: a replay then finds the server unavailable */
+    }
   }
 
   /** The run's bounded stdout, for a replay to compare against. */

@@ -34,7 +34,7 @@ export function newSessionKey(): string {
 }
 
 /** What a front end passes: the runner's own options (same names, same meaning), a resolved timeout and a warning sink. */
-export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'approveMessage' | 'signal' | 'mark' | 'resumeOf' | 'noRepair'> & {
+export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayName' | 'language' | 'agent' | 'home' | 'sessionKey' | 'approve' | 'approveMessage' | 'signal' | 'mark' | 'resumeOf' | 'noRepair' | 'requestedCaps'> & {
   /** Already resolved by {@link resolveRequestedTimeout} (undefined: the agent's default). */
   timeoutMs?: number | undefined;
   /** A store problem costs the record, never the output: it is reported here. */
@@ -88,6 +88,7 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
     ...(options.approveMessage ? { approveMessage: options.approveMessage } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.resumeOf ? { resumeOf: options.resumeOf } : {}),
+    ...(options.requestedCaps ? { requestedCaps: options.requestedCaps } : {}),
     ...(options.noRepair ? { noRepair: true } : {}),
     onEvent: (event) => {
       if (event.type === 'run:started') {

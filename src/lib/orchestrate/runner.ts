@@ -17,6 +17,7 @@ import type { LeaseRegistry } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { ComisError } from '../errors.js';
 import { prefetchMcpDigest, wantsMcpDigest } from '../mcp/describe-digest.js';
+import type { McpGateSurface } from '../mcp/gate.js';
 import type { RunMcp } from '../mcp/run-surface.js';
 import { logRunEvent } from '../obs/logger.js';
 import type { AuditRow, FailureClass, RepairRecord, RunRecord, ToolCallTally } from '../store/runs.js';
@@ -102,6 +103,10 @@ export interface OrchestrateOptions {
    * workspace is bound read-only; no MCP server starts; nothing durable is kept.
    */
   replayTools?: Record<string, ToolImpl>;
+  /** Replay: the MCP surface that answers from the recording (no server starts). */
+  replayMcp?: McpGateSurface;
+  /** Replay: the original run's kept results (`durable/<runId>/results`), restored into this run's results area before the spawn. */
+  replayResultsFrom?: string;
   /** Tests only: sees the run's MCP surface (server pids), and starts stdio servers without the pid namespace. */
   onMcp?: (mcp: RunMcp) => void;
   mcpNoPidNamespace?: boolean;
@@ -175,15 +180,20 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     const agentJail = await openAgentJail(options.agent, options.home, surface);
     parts.workspaceReal = agentJail.workspaceReal;
     parts.dir = await openRunDir(options.home, runId, surface, prepared.script);
+    // A replay's ResultRef handles point at the files the original run materialised: they come back first.
+    if (options.replayResultsFrom) {
+      const { restoreKeptResults } = await import('./replay.js');
+      restoreKeptResults(options.replayResultsFrom, parts.dir.resultsDir, { file: parts.dir.fileMode, dir: parts.dir.fileMode === 0o644 ? 0o755 : 0o700 });
+    }
     ctx = toolContext(runId, options.agent, agentJail, parts.dir, parts.runEnded.signal);
     // A durable run pins its bytes and gets its row before anything of the script runs.
-    if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx);
-    const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, options));
-    // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn.
-    const mcpDigest =
-      options.replayTools === undefined && wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
-        ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs, signal: options.signal })
-        : undefined;
+    if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx, { caps: prepared.agentCaps, surface });
+    const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, { ...options, ...(durable ? { recordMcp: durable.run } : {}) }));
+    // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn
+    // (a durable run records them; its replay answers them from that recording, starting no server).
+    const mcpDigest = wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
+      ? prefetchMcpDigest({ surface: services.mcp.surface, servers: options.agent.mcpServers, dir: parts.dir.sdkDir, mode: parts.dir.fileMode, jailDir: JAIL_RUN_DIR, maxWaitMs: timeoutMs, signal: options.signal })
+      : undefined;
     started = Date.now();
     try {
       // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.

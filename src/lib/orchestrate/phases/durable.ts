@@ -4,6 +4,8 @@
  * store row written (status running, owned by this process); after classify,
  * the row is settled. Loaded only for durable runs (never on the plain hot path).
  */
+import type { Capability } from '../../capabilities/capabilities.js';
+import { MCP_SURFACE_TOOL, type AgentSurface } from '../../policy/surface.js';
 import type { ToolContext } from '../../tools/context.js';
 import type { DurableRun } from '../durable.js';
 import type { OrchestrateOptions } from '../runner.js';
@@ -19,11 +21,19 @@ export interface DurablePart {
   ttlMs: number;
 }
 
-export async function openDurable(options: OrchestrateOptions, runId: string, ctx: ToolContext): Promise<DurablePart> {
+/** What the run is allowed (its lease's caps, its surface): pinned as the ceiling a resume of it runs under. */
+export async function openDurable(options: OrchestrateOptions, runId: string, ctx: ToolContext, allowed: { caps: readonly Capability[]; surface: AgentSurface }): Promise<DurablePart> {
   const { DurableRun } = await import('../durable.js');
   const { openStore } = await import('../../store/store.js');
   const { startDurableRun, markResumed, DURABLE_TTL_MS } = await import('../../store/durable-runs.js');
-  const run = new DurableRun(options.home, runId, { source: options.source, language: options.language, displayName: options.displayName }, { maxFileBytes: ctx.maxReadBytes, budget: ctx.budget }, options.resumeOf);
+  const { surface } = allowed;
+  const ceiling = {
+    caps: [...allowed.caps],
+    tools: [...surface.tools, ...(surface.dropped.has(MCP_SURFACE_TOOL) ? [] : [MCP_SURFACE_TOOL])],
+    write: surface.write,
+    mcpAllow: [...(options.agent.config.autonomy.mcp?.allow ?? [])],
+  };
+  const run = new DurableRun(options.home, runId, { source: options.source, language: options.language, displayName: options.displayName, ceiling }, { maxFileBytes: ctx.maxReadBytes, budget: ctx.budget }, options.resumeOf);
   const store = openStore({ home: options.home });
   try {
     store.db.transaction(() => {

@@ -5,7 +5,9 @@
  */
 import { CapCallError } from '../../capsocket/protocol.js';
 import { listenCapSocket, type CapSocket } from '../../capsocket/server.js';
+import { ConfineError } from '../../confine/index.js';
 import type { ResolvedAgent } from '../../config/load.js';
+import type { McpGateSurface } from '../../mcp/gate.js';
 import { createRunMcp, type RunMcp } from '../../mcp/run-surface.js';
 import { logToolFailure } from '../../obs/logger.js';
 import type { AgentSurface } from '../../policy/surface.js';
@@ -41,22 +43,34 @@ export function startRunServices(
   ctx: ToolContext & { results: ResultStore },
   hostUid: number,
   resultsDir: string,
-  options: { mcpNoPidNamespace?: boolean; onMcp?: (mcp: RunMcp) => void; replayTools?: unknown; approveMessage?: ((request: SendApprovalRequest) => Promise<boolean>) | undefined },
+  options: {
+    mcpNoPidNamespace?: boolean;
+    onMcp?: (mcp: RunMcp) => void;
+    replayTools?: unknown;
+    /** A replay's MCP surface: the gate's allowlist, tool lists and calls answered from the recording (replay.ts). */
+    replayMcp?: McpGateSurface;
+    /** A durable run: its MCP calls and tool lists are recorded. */
+    recordMcp?: DurableRun;
+    approveMessage?: ((request: SendApprovalRequest) => Promise<boolean>) | undefined;
+  },
 ): RunServices {
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
   let slicer: Promise<SliceQueryRunner> | undefined;
   const getSlicer = (): Promise<SliceQueryRunner> => (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
-  // A replay starts no MCP server: its surface has none, so every mcp call is refused.
-  const mcp: RunMcp = createRunMcp({
-    servers: options.replayTools ? {} : agent.mcpServers,
-    allow: options.replayTools ? [] : agent.config.autonomy.mcp?.allow,
-    home,
-    results: ctx.results,
-    runEnded: ctx.runEnded!,
-    ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}),
-  });
+  // A replay starts no MCP server: its surface answers from the recording (or refuses every call, without one).
+  let mcp: RunMcp = options.replayTools
+    ? { surface: options.replayMcp ?? createRunMcp({ servers: {}, allow: [], home, results: undefined, runEnded: ctx.runEnded! }).surface, clients: () => undefined, close: async () => undefined }
+    : createRunMcp({
+        servers: agent.mcpServers,
+        allow: agent.config.autonomy.mcp?.allow,
+        home,
+        results: ctx.results,
+        runEnded: ctx.runEnded!,
+        ...(options.mcpNoPidNamespace ? { noPidNamespace: true } : {}),
+      });
+  if (options.recordMcp && !options.replayTools) mcp = { ...mcp, surface: options.recordMcp.recordMcp(mcp.surface) };
   options.onMcp?.(mcp);
   let messages: Promise<MessageService> | undefined;
   const message =
@@ -157,12 +171,15 @@ function recorded(tools: Record<string, ToolImpl>, run: DurableRun): Record<stri
     Object.entries(tools).map(([name, impl]) => [
       name,
       async (args: unknown) => {
+        const i = run.begin();
         try {
           const result = await impl(args);
-          run.record(name, args, { result });
+          run.record(i, name, args, { result });
           return result;
         } catch (err) {
-          run.record(name, args, { error: { code: err instanceof CapCallError ? err.code : 'internal', message: err instanceof CapCallError ? err.message : 'internal error' } });
+          // As the script sees it: a confinement refusal keeps its code (the dispatcher turns it into a tool error).
+          const known = err instanceof CapCallError || err instanceof ConfineError;
+          run.record(i, name, args, { error: { code: known ? err.code : 'internal', message: known ? err.message : 'internal error' } });
           throw err;
         }
       },
