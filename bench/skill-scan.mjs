@@ -64,11 +64,18 @@ const benign = readdirSync(benignDir)
  * findings differed only there). Each such file gets its closing fence before the join.
  */
 function closed(text) {
-  const last = analyzeMarkdown(text).spans.filter((s) => s.region === 'fenced-code').at(-1);
+  const last = analyzeMarkdown(text)
+    .spans.filter((s) => s.region === 'fenced-code')
+    .at(-1);
   if (!last || last.end !== text.length) return text;
   const lines = text.slice(last.start).split('\n');
   const marker = /^ {0,3}(`{3,}|~{3,})/.exec(lines[0])[1];
-  const tail = lines.slice(1).filter((l) => l.trim() !== '').at(-1)?.trim() ?? '';
+  const tail =
+    lines
+      .slice(1)
+      .filter((l) => l.trim() !== '')
+      .at(-1)
+      ?.trim() ?? '';
   const closes = tail.length >= marker.length && tail[0] === marker[0] && /^(`+|~+)$/.test(tail);
   return closes ? text : `${text}\n${marker}`;
 }

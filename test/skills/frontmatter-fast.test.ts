@@ -92,7 +92,11 @@ describe('frontmatter fast path', () => {
 
   it.skipIf(!corpusAvailable())('reads every frontmatter of the dev corpus as the YAML parser does, most of them itself', () => {
     const dir = corpusDir;
-    const files = readFileSync(join(dir, 'manifest.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t')[0]!);
+    const files = readFileSync(join(dir, 'manifest.tsv'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split('\t')[0]!);
     let withFrontmatter = 0;
     let fast = 0;
     for (const file of files) {

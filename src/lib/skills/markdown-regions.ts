@@ -61,7 +61,7 @@ export function findFrontmatter(text: string): MarkdownRegions['frontmatter'] {
   const first = text.slice(0, firstEnd < 0 ? text.length : firstEnd);
   const open = FRONTMATTER_OPEN.exec(first);
   if (!open || firstEnd < 0) return undefined;
-  for (let s = firstEnd + 1; ; ) {
+  for (let s = firstEnd + 1; ;) {
     const nl = text.indexOf('\n', s);
     const e = nl < 0 ? text.length : nl;
     const line = text.slice(s, Math.min(e, s + 8)).replace(/\r$/, '');
