@@ -90,7 +90,7 @@ class MappedBuilder {
   }
 
   /** Copies source[from, to) with its existing mapping. */
-  pushRange(source: TextView, from: number, to: number, lowerAscii = false, lowered?: string): void {
+  pushRange(source: TextView, from: number, to: number, lowerCase = false): void {
     if (to <= from) return;
     const map = source.map;
     if (!map) this.segment(this.length, from, -1);
@@ -101,7 +101,7 @@ class MappedBuilder {
         this.segment(this.length + (at - from), copied ? map.rawStart[k]! + (at - map.viewStart[k]!) : map.rawStart[k]!, map.rawEnd[k]!);
       }
     }
-    this.parts.push(lowered !== undefined ? lowered.slice(from, to) : lowerAscii ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
+    this.parts.push(lowerCase ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
     this.length += to - from;
   }
 
@@ -196,8 +196,8 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
   const builder = new MappedBuilder();
   const changes: number[] = [];
   const inherited = input.changes ?? [];
-  // Lower-cased once: same length and offsets unless U+0130 (the one character whose lower case is two).
-  const lower = text.includes('\u0130') ? undefined : text.toLowerCase();
+  // Runs are lower-cased one by one (a whole-text copy is one more text-sized string): they hold
+  // neither U+0130 nor U+03A3 (nextSpecial), so their lower case keeps their length and offsets.
   // True once some character comes out other than its own lower case (else the caller compares the texts).
   let differs = false;
   let k = 0;
@@ -206,7 +206,7 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
     const j = nextSpecial(text, i);
     if (j > i) {
       while (k < inherited.length && inherited[k]! < j) changes.push(builder.size + Math.max(0, inherited[k++]! - i));
-      builder.pushRange(input, i, j, true, lower);
+      builder.pushRange(input, i, j, true);
       i = j;
       continue;
     }
