@@ -21,6 +21,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 7);
 const { scanSkillContent } = await import(join(root, 'dist/lib/skills/scanner.js'));
 const { scanSkillPaths } = await import(join(root, 'dist/lib/skills/scan-paths.js'));
 const { RULES } = await import(join(root, 'dist/lib/skills/rules.js'));
+const { analyzeMarkdown } = await import(join(root, 'dist/lib/skills/markdown-regions.js'));
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -56,7 +57,29 @@ const benignDir = join(corpus, 'benign');
 const benign = readdirSync(benignDir)
   .sort()
   .map((f) => readFileSync(join(benignDir, f), 'utf8'));
-const concatenated = benign.join('\n\n');
+/**
+ * A file that ends inside a code fence it never closes (CommonMark: the block runs to the end of
+ * the document) would turn the next file of a plain concatenation into code, so the concatenated
+ * text would be other documents than the files (awesome-copilot's az-cost-optimize does: its
+ * findings differed only there). Each such file gets its closing fence before the join.
+ */
+function closed(text) {
+  const last = analyzeMarkdown(text)
+    .spans.filter((s) => s.region === 'fenced-code')
+    .at(-1);
+  if (!last || last.end !== text.length) return text;
+  const lines = text.slice(last.start).split('\n');
+  const marker = /^ {0,3}(`{3,}|~{3,})/.exec(lines[0])[1];
+  const tail =
+    lines
+      .slice(1)
+      .filter((l) => l.trim() !== '')
+      .at(-1)
+      ?.trim() ?? '';
+  const closes = tail.length >= marker.length && tail[0] === marker[0] && /^(`+|~+)$/.test(tail);
+  return closes ? text : `${text}\n${marker}`;
+}
+const concatenated = benign.map(closed).join('\n\n');
 const bytes = Buffer.byteLength(concatenated);
 scanSkillContent(concatenated); // warm-up (JIT, regex compilation)
 const concatMs = time(() => scanSkillContent(concatenated), 5);

@@ -85,6 +85,41 @@ const DATA_URI_MAGIC: Record<string, (b: Buffer) => boolean> = {
   'font/woff': (b) => b.subarray(0, 4).toString('latin1') === 'wOFF',
 };
 
+/** 1 for the characters of the base64 and base64url alphabets, 2 for the padding `=`, 0 for other ASCII. */
+const BASE64_CHAR = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-') BASE64_CHAR[c.charCodeAt(0)] = 1;
+BASE64_CHAR[0x3d] = 2;
+
+/**
+ * The next match at or after `from` of /(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}/g, as
+ * [start, end]: the same matches as that regex's exec loop, in one pass over the characters
+ * (a run that does not start after a non-alphabet character, or is shorter than 16, is skipped whole).
+ */
+function nextBase64Run(raw: string, from: number): [number, number] | undefined {
+  const n = raw.length;
+  let i = from;
+  while (i < n) {
+    const c = raw.charCodeAt(i);
+    if (c >= 128 || BASE64_CHAR[c] !== 1) {
+      i += 1;
+      continue;
+    }
+    let j = i + 1;
+    for (; j < n; j++) {
+      const d = raw.charCodeAt(j);
+      if (d >= 128 || BASE64_CHAR[d] !== 1) break;
+    }
+    const before = i > 0 ? raw.charCodeAt(i - 1) : 128;
+    if (j - i >= 16 && (before >= 128 || BASE64_CHAR[before] === 0)) {
+      let end = j;
+      while (end < n && end - j < 2 && raw.charCodeAt(end) === 0x3d) end += 1;
+      return [i, end];
+    }
+    i = j;
+  }
+  return undefined;
+}
+
 /**
  * Base64 candidates (16+ chars) are decoded; readable text and anything the
  * rules flag after decoding is reported (payloads can be far shorter than
@@ -93,10 +128,11 @@ const DATA_URI_MAGIC: Record<string, (b: Buffer) => boolean> = {
  */
 export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void): void {
   const { raw } = input;
-  const candidate = /(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
   let decoded = 0;
-  for (let m = candidate.exec(raw); m; m = candidate.exec(raw)) {
-    const text = m[0];
+  for (let run = nextBase64Run(raw, 0); run; run = nextBase64Run(raw, run[1])) {
+    const start = run[0];
+    const end = run[1];
+    const text = raw.slice(start, end);
     const hasLower = /[a-z]/.test(text);
     const hasUpper = /[A-Z]/.test(text);
     const hasDigit = /[0-9]/.test(text);
@@ -105,15 +141,13 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
       // long ones with digits are OBF_BASE64_LONG. Hex digests up to SHA-512 (128) are checksums, not payloads.
       if (text.length >= 80 && hasDigit && /[a-z]/i.test(text) && !(/^[0-9a-f]+$/i.test(text) && text.length <= 128) && !/[-_/+]/.test(text)) {
         if (decoded++ > MAX_DECODE_CANDIDATES) break;
-        emit({ ruleId: 'OBF_BASE64_LONG', start: m.index, end: m.index + text.length, message: `Long single-case encoded run (${text.length} chars)` });
+        emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: `Long single-case encoded run (${text.length} chars)` });
       }
       continue;
     }
     const separators = (text.match(/[-_/+]/g) ?? []).length;
     if (separators / text.length > 0.15) continue; // paths, slugs, kebab-case
     if (decoded++ > MAX_DECODE_CANDIDATES) break;
-    const start = m.index;
-    const end = start + text.length;
     const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
     const plain = decodeBase64(text);
     const printable = plain !== undefined && plain.length >= 8 && isMostlyPrintable(plain);
@@ -290,14 +324,18 @@ export function detectInvisibles(input: DetectorInput, emit: (hit: RawHit) => vo
   const counts = { tag: 0, bidi: 0, invisible: 0 };
   let i = 0;
   let prevVisible = -1; // code point of the last visible character
+  const notPlain = /[^\x00-\x9f]/g;
   while (i < raw.length) {
-    const cp = raw.codePointAt(i)!;
-    const width = cp > 0xffff ? 2 : 1;
-    if (cp < 0xa0) {
-      prevVisible = cp;
-      i += width;
+    if (raw.charCodeAt(i) < 0xa0) {
+      // Skip to the next character at or above U+00A0 (everything below is visible and plain).
+      notPlain.lastIndex = i;
+      const j = notPlain.exec(raw)?.index ?? raw.length;
+      prevVisible = raw.charCodeAt(j - 1);
+      i = j;
       continue;
     }
+    const cp = raw.codePointAt(i)!;
+    const width = cp > 0xffff ? 2 : 1;
     if (isTagCharacter(cp)) {
       let j = i;
       let decoded = '';
@@ -409,14 +447,18 @@ export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void)
     lineStart = nl + 1;
   }
   if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, raw.length, `${runLines} consecutive blank lines`);
-  let spaces = 0;
-  for (let k = 0; k <= raw.length; k++) {
-    if (k < raw.length && isPaddingSpace(raw.charCodeAt(k))) {
-      spaces += 1;
-      continue;
-    }
-    if (spaces >= SPACE_RUN_THRESHOLD && !isTableCellPadding(raw, k - spaces, k) && !isCjkSpacing(raw, k - spaces, k)) report(k - spaces, k, `${spaces} consecutive spaces`);
-    spaces = 0;
+  // Every run of SPACE_RUN_THRESHOLD or more spaces covers one of the probes (every
+  // SPACE_RUN_THRESHOLD-th character): only probes that land on a space are widened to their run.
+  for (let probe = SPACE_RUN_THRESHOLD - 1; probe < raw.length; probe += SPACE_RUN_THRESHOLD) {
+    if (!isPaddingSpace(raw.charCodeAt(probe))) continue;
+    let start = probe;
+    while (start > 0 && isPaddingSpace(raw.charCodeAt(start - 1))) start -= 1;
+    let k = probe + 1;
+    while (k < raw.length && isPaddingSpace(raw.charCodeAt(k))) k += 1;
+    const spaces = k - start;
+    if (spaces >= SPACE_RUN_THRESHOLD && !isTableCellPadding(raw, start, k) && !isCjkSpacing(raw, start, k)) report(start, k, `${spaces} consecutive spaces`);
+    // The next probe after this run (a run is widened once).
+    while (probe + SPACE_RUN_THRESHOLD < k) probe += SPACE_RUN_THRESHOLD;
   }
 }
 

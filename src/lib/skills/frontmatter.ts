@@ -5,9 +5,11 @@
  * problems are reported as SPEC_* findings, a separate class from security
  * findings (WARN by default).
  */
-import { isMap, isScalar, parseDocument, type Node as YamlNode } from 'yaml';
+import { createRequire } from 'node:module';
 
-import { analyzeMarkdown, computeLineStarts, lineIndexAt } from './markdown-regions.js';
+import type { Node as YamlNode } from 'yaml';
+
+import { computeLineStarts, findFrontmatter, lineIndexAt } from './markdown-regions.js';
 import { ruleById } from './rules.js';
 import type { ContentScanFinding } from './types.js';
 import { escapeForDisplay } from './unicode.js';
@@ -24,6 +26,66 @@ export interface FrontmatterResult {
 export interface FrontmatterOptions {
   /** Name of the directory holding SKILL.md; `name` must equal it. Omit to skip that check (stdin). */
   directoryName?: string;
+  /**
+   * `true` parses every frontmatter with the YAML parser, also the one-line `key: value` ones
+   * the fast path reads itself: the reference the fast path is tested against (same result).
+   */
+  yamlOnly?: boolean;
+}
+
+/** One top-level key of the frontmatter with its value, and both ranges (raw offsets). */
+export interface FrontmatterPair {
+  key: string;
+  keyRange: [number, number];
+  value: unknown;
+  valueRange: [number, number];
+}
+
+/** The `yaml` package, loaded on first need: most frontmatters are one-line keys that do not need it. */
+let yamlModule: typeof import('yaml') | undefined;
+function yaml(): typeof import('yaml') {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return yamlModule;
+}
+
+/** A top-level `key: value` line the fast path reads; anything else goes to the YAML parser. */
+const SIMPLE_LINE = /^([A-Za-z_][A-Za-z0-9_-]*):( +)("[^"\\]*"|'[^']*'|[^-?:,[\]{}#&*!|>'"%@`+.0-9~ ][^\t]*?)( *)$/;
+/** Characters YAML treats specially or refuses anywhere in a value (controls, C1, BOM, line separators). */
+const UNSAFE_CHARS = /[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\t]/;
+/** Plain scalars the YAML 1.2 core schema reads as null or a boolean (numbers cannot start a simple value). */
+const CORE_SPECIAL = /^(?:null|true|false)$/i;
+
+/**
+ * The fast path: a frontmatter made only of one-line top-level `key: value` pairs (plain,
+ * or single- or double-quoted without escapes), blank lines between them. It returns what
+ * the YAML parser would (values as strings, the same node ranges), or undefined for anything
+ * else: nesting, lists, block scalars, comments, escapes, tabs, CR, a value YAML would read
+ * as a number, a boolean or null, a `: ` or ` #` inside a plain value.
+ */
+export function simpleFrontmatterPairs(source: string, offset: number): FrontmatterPair[] | undefined {
+  if (UNSAFE_CHARS.test(source.replace(/\n/g, ' '))) return undefined;
+  const pairs: FrontmatterPair[] = [];
+  let lineStart = 0;
+  while (lineStart < source.length) {
+    const nl = source.indexOf('\n', lineStart);
+    const lineEnd = nl < 0 ? source.length : nl;
+    const line = source.slice(lineStart, lineEnd);
+    if (line.trim() !== '') {
+      const m = SIMPLE_LINE.exec(line);
+      if (!m) return undefined;
+      const [, key, gap, raw] = m as unknown as [string, string, string, string];
+      if (CORE_SPECIAL.test(key)) return undefined;
+      let value = raw;
+      if (raw[0] === '"' || raw[0] === "'") value = raw.slice(1, -1);
+      else if (raw.includes(': ') || raw.includes(' #') || raw.endsWith(':') || CORE_SPECIAL.test(raw)) return undefined;
+      const ks = offset + lineStart;
+      const vs = ks + key.length + 1 + gap.length;
+      pairs.push({ key, keyRange: [ks, ks + key.length], value, valueRange: [vs, vs + raw.length] });
+    }
+    if (nl < 0) break;
+    lineStart = nl + 1;
+  }
+  return pairs.length > 0 ? pairs : undefined;
 }
 
 const NAME_FORMAT = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -34,10 +96,11 @@ const NAME_FORMAT = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
  * rule table; the function never throws on malformed input.
  */
 export function validateSkillFrontmatter(content: string, options: FrontmatterOptions = {}): FrontmatterResult {
-  const lineStarts = computeLineStarts(content);
+  let lineStarts: Int32Array | undefined;
   const findings: ContentScanFinding[] = [];
   const report = (ruleId: string, start: number, end: number, message?: string): void => {
     const rule = ruleById(ruleId);
+    lineStarts ??= computeLineStarts(content);
     const line = lineIndexAt(lineStarts, start);
     const endLine = lineIndexAt(lineStarts, Math.max(start, end - 1));
     findings.push({
@@ -59,41 +122,23 @@ export function validateSkillFrontmatter(content: string, options: FrontmatterOp
     });
   };
 
-  const regions = analyzeMarkdown(content.slice(0, 200_000));
-  const fm = regions.frontmatter;
+  const fm = findFrontmatter(content.slice(0, 200_000));
   if (!fm) {
     report('SPEC_FRONTMATTER_MISSING', 0, Math.min(content.length, Math.max(1, content.indexOf('\n'))));
     return { data: undefined, findings };
   }
   const source = content.slice(fm.contentStart, fm.contentEnd);
-  const doc = parseDocument(source, { uniqueKeys: false, prettyErrors: false, strict: false });
-  const at = (node: YamlNode | null | undefined): [number, number] => {
-    const range = node?.range;
-    return range ? [fm.contentStart + range[0], fm.contentStart + Math.max(range[0] + 1, range[1])] : [fm.contentStart, fm.contentEnd];
-  };
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0]!;
-    const start = fm.contentStart + (first.pos?.[0] ?? 0);
-    report('SPEC_YAML_INVALID', start, Math.max(start + 1, fm.contentStart + (first.pos?.[1] ?? 1)), `Frontmatter is not valid YAML: ${first.message.split('\n')[0]}`);
-    return { data: undefined, findings };
-  }
-  if (!isMap(doc.contents)) {
-    report('SPEC_YAML_INVALID', fm.contentStart, Math.max(fm.contentStart + 1, fm.contentEnd), 'Frontmatter is not a YAML mapping');
-    return { data: undefined, findings };
-  }
+  const pairs = (options.yamlOnly ? undefined : simpleFrontmatterPairs(source, fm.contentStart)) ?? yamlPairs(source, fm, report);
+  if (!pairs) return { data: undefined, findings };
   const seen = new Set<string>();
   const data: Record<string, unknown> = {};
-  for (const pair of doc.contents.items) {
-    const keyNode = pair.key as YamlNode | null;
-    const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
-    const [ks, ke] = at(keyNode);
+  for (const { key, keyRange, value: parsed, valueRange } of pairs) {
+    const [ks, ke] = keyRange;
     if (seen.has(key)) report('SPEC_DUPLICATE_KEY', ks, ke, `Frontmatter key "${key}" is given more than once`);
     seen.add(key);
     if (!SPEC_KEYS.has(key)) report('SPEC_UNKNOWN_KEY', ks, ke, `Frontmatter key "${key}" is not in the Agent Skills specification`);
-    const valueNode = pair.value as YamlNode | null;
-    // toJSON of a core-schema document: plain data, no constructors run.
-    data[key] = valueNode && 'toJSON' in valueNode ? (valueNode as { toJSON(): unknown }).toJSON() : null;
-    const [vs, ve] = valueNode ? at(valueNode) : [ks, ke];
+    data[key] = parsed;
+    const [vs, ve] = valueRange;
     const value = data[key];
     switch (key) {
       case 'name':
@@ -127,8 +172,39 @@ export function validateSkillFrontmatter(content: string, options: FrontmatterOp
   return { data, findings };
 }
 
+type Report = (ruleId: string, start: number, end: number, message?: string) => void;
+
+/** The top-level pairs as the YAML parser reads them, or undefined (reported) when the frontmatter is not a valid mapping. */
+function yamlPairs(source: string, fm: { contentStart: number; contentEnd: number }, report: Report): FrontmatterPair[] | undefined {
+  const { isMap, isScalar, parseDocument } = yaml();
+  const doc = parseDocument(source, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const at = (node: YamlNode | null | undefined): [number, number] => {
+    const range = node?.range;
+    return range ? [fm.contentStart + range[0], fm.contentStart + Math.max(range[0] + 1, range[1])] : [fm.contentStart, fm.contentEnd];
+  };
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    const start = fm.contentStart + (first.pos?.[0] ?? 0);
+    report('SPEC_YAML_INVALID', start, Math.max(start + 1, fm.contentStart + (first.pos?.[1] ?? 1)), `Frontmatter is not valid YAML: ${first.message.split('\n')[0]}`);
+    return undefined;
+  }
+  if (!isMap(doc.contents)) {
+    report('SPEC_YAML_INVALID', fm.contentStart, Math.max(fm.contentStart + 1, fm.contentEnd), 'Frontmatter is not a YAML mapping');
+    return undefined;
+  }
+  return doc.contents.items.map((pair) => {
+    const keyNode = pair.key as YamlNode | null;
+    const key = isScalar(keyNode) ? String(keyNode.value) : String(keyNode);
+    const keyRange = at(keyNode);
+    const valueNode = pair.value as YamlNode | null;
+    // toJSON of a core-schema document: plain data, no constructors run.
+    const value = valueNode && 'toJSON' in valueNode ? (valueNode as { toJSON(): unknown }).toJSON() : null;
+    return { key, keyRange, value, valueRange: valueNode ? at(valueNode) : keyRange };
+  });
+}
+
 /** The body of a SKILL.md: everything after the frontmatter block and the blank lines below it (the whole text when there is none). */
 export function skillBody(content: string): string {
-  const fm = analyzeMarkdown(content.slice(0, 200_000)).frontmatter;
+  const fm = findFrontmatter(content.slice(0, 200_000));
   return fm ? content.slice(fm.end).replace(/^(?:[ \t]*\r?\n)+/, '') : content;
 }

@@ -52,20 +52,25 @@ export function lineIndexAt(lineStarts: Int32Array, position: number): number {
 
 const FRONTMATTER_OPEN = /^\uFEFF?(---[A-Za-z]*)[ \t]*\r?$/;
 
-function findFrontmatter(text: string, lines: Int32Array): MarkdownRegions['frontmatter'] {
+/**
+ * The frontmatter block: a first line `---` (or `---yaml` etc.) up to the next line that is only
+ * `---` or `...`. Walks lines with indexOf, so finding it costs nothing beyond the block.
+ */
+export function findFrontmatter(text: string): MarkdownRegions['frontmatter'] {
   const firstEnd = text.indexOf('\n');
   const first = text.slice(0, firstEnd < 0 ? text.length : firstEnd);
   const open = FRONTMATTER_OPEN.exec(first);
   if (!open || firstEnd < 0) return undefined;
-  for (let i = 1; i < lines.length; i++) {
-    const s = lines[i]!;
-    const e = i + 1 < lines.length ? lines[i + 1]! - 1 : text.length;
+  for (let s = firstEnd + 1; ;) {
+    const nl = text.indexOf('\n', s);
+    const e = nl < 0 ? text.length : nl;
     const line = text.slice(s, Math.min(e, s + 8)).replace(/\r$/, '');
     if (/^(---|\.\.\.)[ \t]*$/.test(line) && e - s <= 8) {
       return { start: 0, end: e, contentStart: firstEnd + 1, contentEnd: s, opener: open[1]! };
     }
+    if (nl < 0) return undefined;
+    s = nl + 1;
   }
-  return undefined;
 }
 
 function findDescription(text: string, fm: NonNullable<MarkdownRegions['frontmatter']>): MarkdownRegions['description'] {
@@ -118,7 +123,7 @@ function inlineCodeSpans(text: string, lineStart: number, lineEnd: number, out: 
 
 /** Computes the regions of a Markdown document. */
 export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLineStarts(text)): MarkdownRegions {
-  const frontmatter = findFrontmatter(text, lineStarts);
+  const frontmatter = findFrontmatter(text);
   const description = frontmatter ? findDescription(text, frontmatter) : undefined;
   const spans: Span[] = [];
   const comments: Span[] = [];

@@ -221,14 +221,18 @@ export interface PrefilterRule {
  * Aho-Corasick over lower-case ASCII literals, as a DFA over the 128 ASCII
  * characters (letters folded); any other character is a mismatch, since no
  * non-`u` case-insensitive JavaScript regex matches an ASCII letter with a
- * non-ASCII character.
+ * non-ASCII character. The DFA's transitions are filled in as a scan first
+ * takes them (from the trie and its failure links), so building it costs the
+ * trie alone: a short command scanning one file visits a few hundred of them.
  */
 export class TriggerAutomaton {
   /** Character class of each ASCII code (upper-case letters share their lower case's); 0 for characters no trigger has. */
   private readonly classes: Uint8Array;
   private readonly width: number;
-  /** next[state * width + class] */
+  /** The DFA, filled on first use: next[state * width + class], -1 until known. */
   private readonly next: Int32Array;
+  /** Failure link of each state (the longest proper suffix that is a trie state). */
+  private readonly fail: Int32Array;
   /** For each state, the rules (indices) with a trigger ending here, and that trigger's length. */
   private readonly outRules: Int32Array[];
   private readonly outLengths: Int32Array[];
@@ -248,52 +252,58 @@ export class TriggerAutomaton {
       }
     }
     for (let c = 65; c <= 90; c++) classes[c] = classes[c + 32]!;
-    // The trie: goto[state * width + class], -1 where there is no edge.
+    // The trie: goto[state * width + class], -1 where it has no edge.
     const goto = new Int32Array(total * width).fill(-1);
     const outs: Map<number, number>[] = [new Map()]; // rule -> length of its longest trigger ending here
+    const children: number[][] = [[]]; // per state: class, child, class, child...
     let states = 1;
     rules.forEach((rule, r) => {
       for (const trigger of rule.triggers) {
         let s = 0;
         for (let k = 0; k < trigger.length; k++) {
-          const at = s * width + classes[trigger.charCodeAt(k)]!;
+          const c = classes[trigger.charCodeAt(k)]!;
+          const at = s * width + c;
           if (goto[at]! < 0) {
             goto[at] = states++;
             outs.push(new Map());
+            children.push([]);
+            children[s]!.push(c, goto[at]!);
           }
           s = goto[at]!;
         }
         outs[s]!.set(r, Math.max(outs[s]!.get(r) ?? 0, trigger.length));
       }
     });
-    const next = new Int32Array(states * width);
-    const fail = new Int32Array(states);
-    const queue: number[] = [];
-    for (let c = 1; c < width; c++) {
-      const t = goto[c]!;
-      if (t >= 0) {
-        next[c] = t;
+    this.classes = classes;
+    this.width = width;
+    this.next = goto.slice(0, states * width);
+    this.fail = new Int32Array(states);
+    // Failure links breadth first over the trie's edges; a state's outputs include its failure state's.
+    const queue = [0];
+    for (let q = 0; q < queue.length; q++) {
+      const s = queue[q]!;
+      const edges = children[s]!;
+      for (let e = 0; e < edges.length; e += 2) {
+        const c = edges[e]!;
+        const t = edges[e + 1]!;
+        const f = s === 0 ? 0 : this.step(this.fail[s]!, c);
+        this.fail[t] = f;
+        for (const [r, len] of outs[f]!) if (!outs[t]!.has(r)) outs[t]!.set(r, len);
         queue.push(t);
       }
     }
-    for (let q = 0; q < queue.length; q++) {
-      const s = queue[q]!;
-      // Outputs of the failure state end here too (shorter triggers that are suffixes).
-      for (const [r, len] of outs[fail[s]!]!) if (!outs[s]!.has(r)) outs[s]!.set(r, len);
-      for (let c = 0; c < width; c++) {
-        const t = c === 0 ? -1 : goto[s * width + c]!;
-        if (t >= 0) {
-          fail[t] = next[fail[s]! * width + c]!;
-          next[s * width + c] = t;
-          queue.push(t);
-        } else next[s * width + c] = next[fail[s]! * width + c]!;
-      }
-    }
-    this.classes = classes;
-    this.width = width;
-    this.next = next;
     this.outRules = outs.map((m) => Int32Array.from(m.keys()));
     this.outLengths = outs.map((m) => Int32Array.from(m.values()));
+  }
+
+  /** The DFA transition from state `s` on class `c`, computed once (trie edge, else the failure state's). */
+  private step(s: number, c: number): number {
+    const at = s * this.width + c;
+    let t = this.next[at]!;
+    if (t >= 0) return t;
+    t = c === 0 || s === 0 ? 0 : this.step(this.fail[s]!, c);
+    this.next[at] = t;
+    return t;
   }
 
   /**
@@ -305,12 +315,14 @@ export class TriggerAutomaton {
     let s = 0;
     for (let i = from; i < to; i++) {
       const c = text.charCodeAt(i);
-      s = next[s * width + (c < 128 ? classes[c]! : 0)]!;
+      const k = c < 128 ? classes[c]! : 0;
+      const t = next[s * width + k]!;
+      s = t >= 0 ? t : this.step(s, k);
       if (s === 0) continue;
       const rules = outRules[s]!;
       if (rules.length === 0) continue;
       const lengths = outLengths[s]!;
-      for (let k = 0; k < rules.length; k++) hit(rules[k]!, i + 1 - lengths[k]!, i + 1);
+      for (let k2 = 0; k2 < rules.length; k2++) hit(rules[k2]!, i + 1 - lengths[k2]!, i + 1);
     }
   }
 }

@@ -36,11 +36,8 @@ export const DEFAULT_MAX_SCAN_CHARS = 4 * 1024 * 1024;
 /** Findings kept per rule and file; the last one says how many more there were. */
 export const MAX_FINDINGS_PER_RULE = 50;
 
-/** A pattern or co-occurrence rule with what the prefilter needs, computed once. */
-interface CompiledRule {
-  rule: PatternRule | CooccurRule;
-  /** The pattern (or anchor), global. */
-  re: RegExp;
+/** What the prefilter needs of a rule's regex, computed once, on the rule's first trigger. */
+interface Extent {
   /** For rules with a declared `lead`: the same pattern, sticky, tried at candidate positions only. */
   sticky: RegExp | undefined;
   /** A match starts at most this far before the end of a trigger it contains. */
@@ -50,24 +47,44 @@ interface CompiledRule {
   reach: number;
 }
 
-function compile(rule: PatternRule | CooccurRule): CompiledRule {
-  const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
+/** A pattern or co-occurrence rule and its pattern (or anchor), global. */
+interface CompiledRule {
+  rule: PatternRule | CooccurRule;
+  re: RegExp;
+  extent: Extent | undefined;
+}
+
+/**
+ * The extent of a rule, parsed from its regex on first need (a scan of one file meets the
+ * triggers of a few rules; parsing all of them is most of a short command's start-up).
+ */
+function extentOf(c: CompiledRule): Extent {
+  if (c.extent) return c.extent;
+  const { rule, re } = c;
   const extent = regexExtent(re);
   const lead = rule.kind === 'pattern' ? rule.lead : undefined;
   const longestTrigger = Math.max(0, ...(rule.triggers ?? []).map((t) => t.length));
   if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
     if (lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
-    return { rule, re, sticky: new RegExp(re.source, `${re.flags}y`), before: longestTrigger + lead, back: 0, reach: 0 };
-  }
-  return { rule, re, sticky: undefined, before: extent.len, back: extent.back, reach: Math.max(1, extent.reach) };
+    c.extent = { sticky: new RegExp(re.source, `${re.flags}y`), before: longestTrigger + lead, back: 0, reach: 0 };
+  } else c.extent = { sticky: undefined, before: extent.len, back: extent.back, reach: Math.max(1, extent.reach) };
+  return c.extent;
 }
 
 /** Pattern rules first, then co-occurrence rules (the order findings of one view are collected in). */
-const COMPILED: readonly CompiledRule[] = [...RULES.filter((r): r is PatternRule => r.kind === 'pattern'), ...RULES.filter((r): r is CooccurRule => r.kind === 'cooccur')].map(compile);
+const COMPILED: readonly CompiledRule[] = [...RULES.filter((r): r is PatternRule => r.kind === 'pattern'), ...RULES.filter((r): r is CooccurRule => r.kind === 'cooccur')].map((rule) => ({
+  rule,
+  re: rule.kind === 'pattern' ? rule.pattern : rule.anchor,
+  extent: undefined,
+}));
 /** The one pass over a view: every rule's triggers. Rules without triggers run over the whole view. */
 const AUTOMATON = new TriggerAutomaton(COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [] })));
-/** How far around a derived view's window triggers are looked for. */
-const TRIGGER_MARGIN = Math.max(...COMPILED.map((c) => c.before)) + 1;
+/** How far around a derived view's window triggers are looked for (every rule's extent: computed when a derived view is first scanned). */
+let triggerMargin: number | undefined;
+function triggerMarginOf(): number {
+  triggerMargin ??= Math.max(...COMPILED.map((c) => extentOf(c).before)) + 1;
+  return triggerMargin;
+}
 
 /**
  * Per rule, the merged windows [from, to] (inclusive, pairs in one array) where a
@@ -82,8 +99,10 @@ function candidateWindows(text: string, ranges: readonly (readonly [number, numb
       if (hi > lo) (windows[r] ??= []).push(lo, hi - 1);
     }
     if (!prefilter) continue;
-    AUTOMATON.scan(text, Math.max(0, lo - TRIGGER_MARGIN), Math.min(text.length, hi + TRIGGER_MARGIN), (r, start, end) => {
-      const c = COMPILED[r]!;
+    // The raw view is scanned whole: no margin (nor every rule's extent) needed.
+    const margin = lo === 0 && hi === text.length ? 0 : triggerMarginOf();
+    AUTOMATON.scan(text, Math.max(0, lo - margin), Math.min(text.length, hi + margin), (r, start, end) => {
+      const c = extentOf(COMPILED[r]!);
       const from = Math.max(lo, end - c.before);
       const to = Math.min(hi - 1, start);
       if (to < from) return;
@@ -109,8 +128,9 @@ function candidateWindows(text: string, ranges: readonly (readonly [number, numb
  * inspect, and no match can start outside the windows. `match.index` and
  * `match.input` are those of the whole text.
  */
-function execInWindows(c: CompiledRule, text: string, windows: readonly number[], onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
+function execInWindows(compiled: CompiledRule, text: string, windows: readonly number[], onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
   let resume = 0;
+  const c = extentOf(compiled);
   if (c.sticky) {
     const y = c.sticky;
     for (let k = 0; k < windows.length; k += 2) {
@@ -127,7 +147,7 @@ function execInWindows(c: CompiledRule, text: string, windows: readonly number[]
     }
     return;
   }
-  const re = c.re;
+  const re = compiled.re;
   for (let k = 0; k < windows.length; k += 2) {
     const from = Math.max(windows[k]!, resume);
     const to = windows[k + 1]!;
@@ -337,12 +357,20 @@ class Units {
     if (this.paragraphs) return this.paragraphs;
     const starts: number[] = [];
     const ends: number[] = [];
-    const breaks = /\n[ \t\r]*\n/g;
+    // The matches of /\n[ \t\r]*\n/g, found from newline to newline with indexOf.
+    const text = this.text;
     let from = 0;
-    for (let m = breaks.exec(this.text); m; m = breaks.exec(this.text)) {
+    for (let nl = text.indexOf('\n'); nl >= 0;) {
+      let j = nl + 1;
+      while (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x09 || text.charCodeAt(j) === 0x0d) j += 1;
+      if (text.charCodeAt(j) !== 0x0a) {
+        nl = text.indexOf('\n', j);
+        continue;
+      }
       starts.push(from);
-      ends.push(m.index);
-      from = m.index + m[0].length;
+      ends.push(nl);
+      from = j + 1;
+      nl = text.indexOf('\n', from);
     }
     starts.push(from);
     ends.push(this.text.length);

@@ -90,7 +90,7 @@ class MappedBuilder {
   }
 
   /** Copies source[from, to) with its existing mapping. */
-  pushRange(source: TextView, from: number, to: number, lowerAscii = false, lowered?: string): void {
+  pushRange(source: TextView, from: number, to: number, lowerCase = false): void {
     if (to <= from) return;
     const map = source.map;
     if (!map) this.segment(this.length, from, -1);
@@ -101,7 +101,7 @@ class MappedBuilder {
         this.segment(this.length + (at - from), copied ? map.rawStart[k]! + (at - map.viewStart[k]!) : map.rawStart[k]!, map.rawEnd[k]!);
       }
     }
-    this.parts.push(lowered !== undefined ? lowered.slice(from, to) : lowerAscii ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
+    this.parts.push(lowerCase ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
     this.length += to - from;
   }
 
@@ -168,26 +168,45 @@ export function needsNormalizedView(text: string): boolean {
   return false;
 }
 
+/**
+ * The first offset at or after `from` where the normalized view needs more than
+ * the lower case of the text: a character that normalization changes, a
+ * non-ASCII character followed by a combining mark (the two are normalized as
+ * one cluster), U+03A3 (whose lower case depends on the next letter) or U+0130
+ * (whose lower case is two characters), which are lower-cased alone. Everything before it is copied lower-cased, with
+ * its offsets, and is not a change: emoji, dashes, curly quotes and CJK text do
+ * not make the derived views worth scanning.
+ */
+function nextSpecial(text: string, from: number): number {
+  for (let p = from; p < text.length; p++) {
+    const c = text.charCodeAt(p);
+    if (c < 0x80) continue;
+    const cp = text.codePointAt(p)!;
+    const width = cp > 0xffff ? 2 : 1;
+    if (cp === 0x3a3 || cp === 0x130 || changesUnderNormalization(cp)) return p;
+    if (p + width < text.length && text.charCodeAt(p + width) >= 0x300 && isCombiningMark(text.codePointAt(p + width)!)) return p;
+    p += width - 1;
+  }
+  return text.length;
+}
+
 export function normalizedView(input: TextView, name: ScanView): TextView & { differs: boolean } {
   const text = input.text;
   if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), map: input.map, changes: input.changes, differs: false };
   const builder = new MappedBuilder();
   const changes: number[] = [];
   const inherited = input.changes ?? [];
-  // Lower-cased once: same length and offsets unless U+0130 (the one character whose lower case is two).
-  const lower = text.includes('\u0130') ? undefined : text.toLowerCase();
+  // Runs are lower-cased one by one (a whole-text copy is one more text-sized string): they hold
+  // neither U+0130 nor U+03A3 (nextSpecial), so their lower case keeps their length and offsets.
   // True once some character comes out other than its own lower case (else the caller compares the texts).
   let differs = false;
-  const nonAscii = /[^\x00-\x7f]/g;
   let k = 0;
   let i = 0;
   while (i < text.length) {
-    nonAscii.lastIndex = i;
-    const next = nonAscii.exec(text);
-    const j = next ? next.index : text.length;
+    const j = nextSpecial(text, i);
     if (j > i) {
       while (k < inherited.length && inherited[k]! < j) changes.push(builder.size + Math.max(0, inherited[k++]! - i));
-      builder.pushRange(input, i, j, true, lower);
+      builder.pushRange(input, i, j, true);
       i = j;
       continue;
     }

@@ -39,7 +39,8 @@ export const NETWORK_RULES: readonly Rule[] = [
       String.raw`\/dev\/(?:tcp|udp)\/[\w.$-]{1,100}\/\d{1,5}|\b(?:nc|ncat|netcat)\b[^\n|;&]{0,100}?\s-[a-zA-Z]{0,4}[ec]\s{0,4}["']?(?:\/\w{1,20}){0,3}\/?${SHELL}\b|\bsocat\b[^\n]{0,100}?\bexec:|\bmkfifo\b[^\n]{0,200}?\b(?:nc|ncat|netcat|telnet|openssl\s{1,4}s_client)\b|\bos\.dup2\s{0,4}\(\s{0,4}\w{1,30}\.fileno\(\)|\bpty\.spawn\s{0,4}\(\s{0,4}["'](?:\/\w{1,20}){0,3}\/?${SHELL}\b|\b${SHELL}\s{1,4}-i\s{1,4}>&`,
       'gi',
     ),
-    triggers: ['/dev/', 'nc', 'cat', 'socat', 'mkfifo', 'dup2', 'pty', '-i'],
+    // One per alternative, the rarest literal each contains (`>&` rather than `-i` for `sh -i >&`).
+    triggers: ['/dev/', 'nc', 'netcat', 'socat', 'mkfifo', 'dup2', 'pty.spawn', '>&'],
     worstCase: 'nc nc -x mkfifo ',
   },
   {
@@ -92,7 +93,8 @@ export const NETWORK_RULES: readonly Rule[] = [
       String.raw`\b(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|tftp|rsync|ssh|invoke-webrequest|iwr|invoke-restmethod|irm|urlopen|requests\.(?:get|post))\b[^\n]{0,200}?${IPV4}|\b(?:https?|ftp|tcp|udp):\/\/${IPV4}`,
       'gi',
     ),
-    triggers: ['.'],
+    // Every match holds an address, so a digit followed by a dot (a bare `.` is in every sentence).
+    triggers: ['0.', '1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.'],
     check: (ctx) => {
       const ip = /(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/.exec(ctx.match[0].slice(-15));
       return ip !== null && isPublicIpv4(ip[0]);
