@@ -38,6 +38,9 @@ describe('the hot path of a run', () => {
     expect(first.some((m) => /\/yaml\//.test(m))).toBe(true);
     const second = traced(h.home, ['orchestrate', script]);
     expect(second.filter((m) => HEAVY.test(m))).toEqual([]);
+    // Nothing pending in the outbox: the run's own connection probed it, the sweep's modules stay unloaded
+    // (test/e2e/outbox-sweep-run.test.ts: a pending send is still delivered by the next run).
+    expect(second.filter((m) => /orchestrate\/outbox-sweep\.|orchestrate\/message\./.test(m))).toEqual([]);
   });
 
   it('an agent with a small model: a run that succeeds, and one whose failure is not recoverable, load no model client, no undici and no repair phase', () => {
