@@ -106,6 +106,39 @@ describe('cached name-service answers for the jail uid policy', () => {
     }
   });
 
+  it('nothing to ask: files only (the policy reads those very files), or systemd with no userdb record or service, within its quiet range', () => {
+    for (const conf of ['passwd: files\ngroup: files\n', 'passwd: files systemd\ngroup: files systemd\n']) {
+      const h = host(conf);
+      const policyFiles = { passwd: h.files.passwd, group: h.files.group };
+      const l = cachedNssLookup(h.cache, { files: h.files, ask: h.ask, policyFiles });
+      expect(l.nssHasId('passwd', ID)).toBe(false);
+      expect(l.nssHasId('group', ID + 7)).toBe(false);
+      expect(h.asked, conf).toEqual([]);
+      // Outside systemd's quiet range systemd may know the id: asked.
+      l.nssHasId('passwd', 600_000);
+      expect(h.asked).toEqual(conf.includes('systemd') ? ['passwd:600000'] : []);
+      // Controls: a userdb record present (systemd), or a policy reading other files: asked.
+      if (conf.includes('systemd')) {
+        writeFileSync(join(h.files.userdbDirs[0]!, 'someone.user'), '{}');
+        cachedNssLookup(h.cache, { files: h.files, ask: h.ask, policyFiles }).nssHasId('passwd', ID);
+        expect(h.asked).toEqual(['passwd:600000', `passwd:${ID}`]);
+      } else {
+        cachedNssLookup(h.cache, { files: h.files, ask: h.ask, policyFiles: { passwd: '/elsewhere', group: h.files.group } }).nssHasId('passwd', ID);
+        expect(h.asked).toEqual([`passwd:${ID}`]);
+      }
+    }
+  });
+
+  it('compat is not files: its + lines reach NIS, so it is asked every time', () => {
+    const h = host('passwd: compat\ngroup: compat\n');
+    for (let i = 0; i < 2; i++) {
+      const l = cachedNssLookup(h.cache, { files: h.files, ask: h.ask, policyFiles: { passwd: h.files.passwd, group: h.files.group } });
+      l.nssHasId('passwd', ID);
+      l.save();
+    }
+    expect(h.asked).toHaveLength(2);
+  });
+
   it('nssSources drops status actions and comments; the last line for a database wins', () => {
     expect(nssSources('# c\npasswd:  files [NOTFOUND=return] systemd # x\n', 'passwd')).toEqual(['files', 'systemd']);
     expect(nssSources('passwd: files\npasswd: ldap\n', 'passwd')).toEqual(['ldap']);

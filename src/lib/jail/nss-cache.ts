@@ -7,8 +7,8 @@
  * Only "this id is unknown" is cached, and only where the name service's
  * answer is a function of files whose identity (inode, size, mtime, ctime)
  * is recorded with it:
- * - `/etc/nsswitch.conf`'s `passwd` and `group` lines name only `files` /
- *   `compat` (the answer is the files: `/etc/passwd`, `/etc/group`) and
+ * - `/etc/nsswitch.conf`'s `passwd` and `group` lines name only `files`
+ *   (the answer is the files: `/etc/passwd`, `/etc/group`) and
  *   `systemd` (its userdb records: drop-in files in the userdb directories,
  *   whose listing is fingerprinted, and the DynamicUser, homed and container
  *   ranges, which lie outside {@link SYSTEMD_QUIET_RANGE});
@@ -19,7 +19,7 @@
  * old is a miss (asked afresh, then rewritten); a positive answer is never
  * cached (it only makes the policy skip that id).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 import { readPrivateFile, writePrivateFileAtomic } from '../private-file.js';
 import { getentHasId } from './uid-registry.js';
@@ -48,7 +48,8 @@ export interface NssFiles {
 
 export const DEFAULT_NSS_FILES: Readonly<NssFiles> = Object.freeze({ nsswitch: '/etc/nsswitch.conf', passwd: '/etc/passwd', group: '/etc/group', userdbDirs: USERDB_DIRS });
 
-const FILE_SOURCES = new Set(['files', 'compat']);
+/** `compat` is not here: its `+`/`-` lines pull in NIS. */
+const FILE_SOURCES = new Set(['files']);
 const ENTRY_VERSION = 1;
 
 /**
@@ -84,6 +85,14 @@ function cacheableIds(nsswitchText: string): 'none' | 'all' | 'quiet' {
   return systemd ? 'quiet' : 'all';
 }
 
+function emptyOrAbsent(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
 interface Entry {
   v: number;
   at: number;
@@ -97,7 +106,16 @@ interface Entry {
  * answers are written back (0600, atomically) when the process is done asking.
  * `save()` writes them; a cache that cannot be written only costs the next run.
  */
-export function cachedNssLookup(cacheFile: string, options: { files?: NssFiles; ask?: (db: 'passwd' | 'group', id: number) => boolean; now?: number } = {}): { nssHasId: (db: 'passwd' | 'group', id: number) => boolean; save(): void } {
+export function cachedNssLookup(
+  cacheFile: string,
+  options: {
+    files?: NssFiles;
+    ask?: (db: 'passwd' | 'group', id: number) => boolean;
+    now?: number;
+    /** The passwd and group files the uid policy itself reads for reserved ids (default /etc/passwd, /etc/group). */
+    policyFiles?: { passwd: string; group: string };
+  } = {},
+): { nssHasId: (db: 'passwd' | 'group', id: number) => boolean; save(): void } {
   const files = options.files ?? DEFAULT_NSS_FILES;
   const ask = options.ask ?? getentHasId;
   const now = options.now ?? Date.now();
@@ -123,9 +141,16 @@ export function cachedNssLookup(cacheFile: string, options: { files?: NssFiles; 
     /* absent, foreign or corrupt: asked afresh */
   }
   const cacheable = (id: number): boolean => mode === 'all' || (id >= SYSTEMD_QUIET_RANGE.min && id <= SYSTEMD_QUIET_RANGE.max);
+  // Nothing to ask at all: with only `files` the name service reads the very /etc/passwd and
+  // /etc/group the policy reads itself (readReservedIds: every uid and gid of both), and
+  // nss-systemd with no userdb record or service anywhere knows only root and nobody outside
+  // the quiet range. A fresh id (each new workspace gets one) then costs no getent either.
+  const policyFiles = options.policyFiles ?? { passwd: DEFAULT_NSS_FILES.passwd, group: DEFAULT_NSS_FILES.group };
+  const silent = files.passwd === policyFiles.passwd && files.group === policyFiles.group && (mode === 'all' || files.userdbDirs.every(emptyOrAbsent));
   let dirty = false;
   return {
     nssHasId(db, id) {
+      if (silent && cacheable(id)) return false;
       if (cacheable(id) && known[db].has(id)) return false;
       const has = ask(db, id);
       if (!has && cacheable(id)) {
