@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/lib/jail/host.js';
 import { resolveInterpreter, resolveJq } from '../../src/lib/jail/interpreters.js';
 import { prepareWritableDir, screenBindSource } from '../../src/lib/jail/mounts.js';
-import { measureTree } from '../../src/lib/jail/quota.js';
+import { idleMeasurerCount, measureTree, watchQuota } from '../../src/lib/jail/quota.js';
 import { tempDir } from '../helpers/temp.js';
 import { expectInputInvalid, root } from './helpers.js';
 
@@ -170,5 +170,28 @@ describe('measureTree (writable quota)', () => {
     expect(u.over).toBe(false);
     expect(await measureTree(dir, { maxBytes: 1024 * 1024 })).toMatchObject({ over: true, violation: 'bytes' });
     expect(await measureTree(dir, { maxBytes: 64 * 1024 * 1024, maxEntries: 5 })).toMatchObject({ over: true, violation: 'entries' });
+  });
+
+  it('measuring threads are reused across runs of a process (bounded idle pool), and still measure right', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'f'), Buffer.alloc(64 * 1024, 1));
+    // Two runs at once take two threads; both go back to the pool when they end.
+    const a = watchQuota({ hostPath: dir, maxBytes: 1024 * 1024 }, () => undefined, 60_000);
+    const b = watchQuota({ hostPath: dir, maxBytes: 32 * 1024 }, () => undefined, 60_000);
+    expect(await a.check()).toBe(false);
+    expect(await b.check()).toBe(true);
+    a.stop();
+    b.stop();
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(idleMeasurerCount()).toBe(2);
+    // The next runs take them (none is started) and get the same answers.
+    const c = watchQuota({ hostPath: dir, maxBytes: 1024 * 1024, maxEntries: 1 }, () => undefined, 60_000);
+    expect(idleMeasurerCount()).toBe(1);
+    expect(await c.check()).toBe(false);
+    writeFileSync(join(dir, 'g'), '');
+    expect(await c.check()).toBe(true);
+    c.stop();
+    expect(await measureTree(dir)).toMatchObject({ entries: 2, over: false });
+    expect(idleMeasurerCount()).toBeLessThanOrEqual(2);
   });
 });

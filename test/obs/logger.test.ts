@@ -54,6 +54,28 @@ describe('logger', () => {
     expect(log.lines()[0]).toMatchObject({ level: 30, msg: 'hello', pid: process.pid });
   });
 
+  it('the run helpers write, without pino, the very line the pino logger writes (same keys, order and values but the time)', () => {
+    registerSecret(BEARER);
+    const started = { type: 'run:started', runId: 'r-0123456789ab', leaseId: 'l-0123456789ab', sessionKey: `s-${BEARER}`, agentId: 'default', language: 'ts' };
+    const light = freshLog();
+    logEvent(started);
+    logCommandEnd('orchestrate', { exitCode: 2, error: { code: 'USAGE', message: `bad ${BEARER}` } });
+    const lightLines = light.lines();
+    // The same events once the pino logger exists (another caller asked for it): lines go through pino.
+    const heavy = freshLog();
+    getLogger();
+    logEvent(started);
+    logCommandEnd('orchestrate', { exitCode: 2, error: { code: 'USAGE', message: `bad ${BEARER}` } });
+    const pinoLines = heavy.lines();
+    expect(pinoLoaded()).toBe(true);
+    expect(lightLines).toHaveLength(2);
+    const withoutTime = (l: Record<string, unknown>): [string, unknown][] => Object.entries(l).filter(([k]) => k !== 'time');
+    expect(lightLines.map(withoutTime)).toEqual(pinoLines.map(withoutTime));
+    for (const l of lightLines) expect(l.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(light.read()).not.toContain(BEARER);
+    expect(light.read()).toContain('[REDACTED]');
+  });
+
   it('levels: info by default; --verbose means debug; COMIS_LOG_LEVEL raises or lowers; bad values are reported', () => {
     expect(resolveLogLevel({ env: {} })).toEqual({ level: 'info' });
     expect(resolveLogLevel({ env: {}, verbose: true })).toEqual({ level: 'debug' });

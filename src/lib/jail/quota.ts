@@ -136,13 +136,25 @@ parentPort.on('message', (m) => {
 class Measurer {
   private readonly worker = new Worker(WORKER_SOURCE, { eval: true });
   private pending: ((u: TreeUsage) => void) | undefined;
+  /** False once the worker erred or exited: never reused. */
+  alive = true;
 
   constructor() {
     this.worker.unref();
     this.worker.on('message', (u: TreeUsage) => this.settle(u));
     // A worker that died cannot vouch for anything: over.
-    this.worker.on('error', () => this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' }));
-    this.worker.on('exit', () => this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' }));
+    this.worker.on('error', () => {
+      this.alive = false;
+      this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' });
+    });
+    this.worker.on('exit', () => {
+      this.alive = false;
+      this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' });
+    });
+  }
+
+  get busy(): boolean {
+    return this.pending !== undefined;
   }
 
   private settle(u: TreeUsage): void {
@@ -160,8 +172,52 @@ class Measurer {
   }
 
   close(): void {
+    this.alive = false;
     void this.worker.terminate();
   }
+}
+
+/**
+ * Idle measuring threads kept for the next run of this process: a worker's
+ * start-up (a V8 isolate, ~40 ms of CPU) was paid by every run, so a
+ * coordinator paid it per child. At most {@link MAX_IDLE_MEASURERS} are kept
+ * (unref'd: they never hold the process open), each ended after
+ * {@link MEASURER_IDLE_MS} unused. A worker that erred or exited, or one
+ * still measuring, is never put back.
+ */
+const MAX_IDLE_MEASURERS = 2;
+const MEASURER_IDLE_MS = 30_000;
+const idleMeasurers: { m: Measurer; timer: NodeJS.Timeout }[] = [];
+
+function acquireMeasurer(): Measurer {
+  for (let slot = idleMeasurers.pop(); slot; slot = idleMeasurers.pop()) {
+    clearTimeout(slot.timer);
+    if (slot.m.alive && !slot.m.busy) return slot.m;
+    slot.m.close();
+  }
+  return new Measurer();
+}
+
+function releaseMeasurer(m: Measurer): void {
+  if (!m.alive || m.busy || idleMeasurers.length >= MAX_IDLE_MEASURERS) {
+    m.close();
+    return;
+  }
+  const slot = {
+    m,
+    timer: setTimeout(() => {
+      const i = idleMeasurers.indexOf(slot);
+      if (i >= 0) idleMeasurers.splice(i, 1);
+      m.close();
+    }, MEASURER_IDLE_MS),
+  };
+  slot.timer.unref();
+  idleMeasurers.push(slot);
+}
+
+/** Tests: how many idle measuring threads this process keeps. */
+export function idleMeasurerCount(): number {
+  return idleMeasurers.length;
 }
 
 /**
@@ -170,11 +226,11 @@ class Measurer {
  * Stops at the first limit passed; see the module comment for what counts.
  */
 export async function measureTree(root: string, limits: QuotaLimits = { maxBytes: Number.POSITIVE_INFINITY }): Promise<TreeUsage> {
-  const m = new Measurer();
+  const m = acquireMeasurer();
   try {
     return await m.measure(root, limits);
   } finally {
-    m.close();
+    releaseMeasurer(m);
   }
 }
 
@@ -193,7 +249,7 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
   const measure = async (): Promise<TreeUsage> => {
     // One walk at a time: a final check waits for a poll still under way, then walks afresh.
     while (running) await running.catch(() => undefined);
-    measurer ??= new Measurer();
+    measurer ??= acquireMeasurer();
     running = measurer.measure(quota.hostPath, quota);
     try {
       return await running;
@@ -207,8 +263,8 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
       fired = true;
       onExceeded(usage);
     }
-    if (stopped && !running) {
-      measurer?.close();
+    if (stopped && !running && measurer) {
+      releaseMeasurer(measurer);
       measurer = undefined;
     }
     return usage.over;
@@ -225,9 +281,10 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
     }, wait);
     timer.unref();
   };
-  // Start the measuring thread now, while the jail starts: a short run's final check then finds it
-  // ready instead of paying a worker's start-up (tens of ms) after the script has exited.
-  measurer = new Measurer();
+  // Take a measuring thread now (an idle one of an earlier run, or a new one that starts while the
+  // jail starts): a short run's final check then finds it ready instead of paying a worker's
+  // start-up (tens of ms) after the script has exited.
+  measurer = acquireMeasurer();
   loop(intervalMs);
   return {
     stop: () => {
@@ -235,8 +292,8 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
       if (timer) clearTimeout(timer);
       // The final check usually follows at once: keep the worker for it, and end it soon either way.
       setTimeout(() => {
-        if (!running) {
-          measurer?.close();
+        if (!running && measurer) {
+          releaseMeasurer(measurer);
           measurer = undefined;
         }
       }, 1_000).unref();

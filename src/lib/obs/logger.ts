@@ -186,6 +186,7 @@ interface LoggerState {
   level: LogLevel;
   logger?: Logger;
   file?: BoundedLogFile;
+  destination?: { write(chunk: string): void };
 }
 
 const state: LoggerState = { options: {}, level: resolveLogLevel().level };
@@ -221,20 +222,7 @@ export function logFilePath(home: string = comisHome()): string {
  */
 export function getLogger(): Logger {
   if (state.logger) return state.logger;
-  // Only a command that configured logging with its home writes a log file: library
-  // callers (embedding, tests) that never did get a logger that discards, so nothing
-  // falls back to writing into the user's real ~/.comis behind their back.
-  const home = state.options.home;
-  let destination: { write(chunk: string): void } = { write: () => undefined };
-  if (home !== undefined) {
-    try {
-      mkdirSync(logsDir(home), { recursive: true, mode: 0o700 });
-      state.file = new BoundedLogFile(logFilePath(home), state.options.maxBytes ?? DEFAULT_LOG_MAX_BYTES);
-      destination = state.file;
-    } catch {
-      /* the directory cannot be made: discard rather than fail the command */
-    }
-  }
+  const destination = openDestination();
   const pino = require('pino') as typeof import('pino');
   const options: LoggerOptions = {
     level: state.level,
@@ -258,10 +246,51 @@ export function getLogger(): Logger {
   return logger;
 }
 
+/**
+ * The log file, opened once per process. Only a command that configured logging with its
+ * home writes one: library callers (embedding, tests) that never did get a destination that
+ * discards, so nothing falls back to writing into the user's real ~/.comis behind their back.
+ */
+function openDestination(): { write(chunk: string): void } {
+  if (state.destination) return state.destination;
+  const home = state.options.home;
+  let destination: { write(chunk: string): void } = { write: () => undefined };
+  if (home !== undefined) {
+    try {
+      mkdirSync(logsDir(home), { recursive: true, mode: 0o700 });
+      state.file = new BoundedLogFile(logFilePath(home), state.options.maxBytes ?? DEFAULT_LOG_MAX_BYTES);
+      destination = state.file;
+    } catch {
+      /* the directory cannot be made: discard rather than fail the command */
+    }
+  }
+  state.destination = destination;
+  return destination;
+}
+
+/**
+ * One line of the allowlisted helpers below, in the very format the pino logger writes
+ * (`{"level":30,"time":"<ISO>","pid":N,...fields,"msg":"..."}`), without loading pino: a
+ * run logs a handful of lines, and pino's start-up cost more than the run's own bookkeeping
+ * (~75 ms CPU on the 2-core bench machine). Once the pino logger exists (another caller asked
+ * for it) lines go through it. The fields are deep-redacted here, and the destination
+ * redacts the serialized line again, as for every pino line.
+ */
+function writeLine(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>, msg: string): void {
+  if (state.logger) {
+    state.logger[level](fields, msg);
+    return;
+  }
+  const head = { level: LEVEL_VALUE[level], time: new Date().toISOString(), pid: process.pid };
+  const line = { ...head, ...(scrubLogValue(fields) as Record<string, unknown>), msg: redactSecrets(msg) };
+  openDestination().write(`${JSON.stringify(line)}\n`);
+}
+
 /** Closes the log file and forgets the logger (tests; a later call reopens). */
 export function closeLogger(): void {
   state.file?.close();
   state.file = undefined;
+  state.destination = undefined;
   state.logger = undefined;
 }
 
@@ -295,7 +324,7 @@ export function flagNamesOf(argv: readonly string[]): string[] {
  */
 export function logCommandStart(commandId: string, flagNames: readonly string[] = []): void {
   if (!isLogLevelEnabled('debug')) return;
-  getLogger().debug({ event: 'command:start', command: name(commandId.replaceAll(' ', ':')) ?? '<invalid>', flags: flagNames.filter((f) => NAME.test(f)).sort() }, 'command started');
+  writeLine('debug', { event: 'command:start', command: name(commandId.replaceAll(' ', ':')) ?? '<invalid>', flags: flagNames.filter((f) => NAME.test(f)).sort() }, 'command started');
 }
 
 /**
@@ -316,7 +345,8 @@ export function logCommandEnd(commandId: string, outcome: { exitCode: number; du
   if (outcome.error) {
     if (!isLogLevelEnabled('error')) return;
     const causes = outcome.error.cause === undefined ? [] : causesForLog(outcome.error.cause);
-    getLogger().error(
+    writeLine(
+      'error',
       compact({
         event: 'command:error',
         command,
@@ -331,7 +361,7 @@ export function logCommandEnd(commandId: string, outcome: { exitCode: number; du
     return;
   }
   if (!isLogLevelEnabled('debug')) return;
-  getLogger().debug({ event: 'command:end', command, exitCode: outcome.exitCode, durationMs: num(outcome.durationMs) }, 'command ended');
+  writeLine('debug', { event: 'command:end', command, exitCode: outcome.exitCode, durationMs: num(outcome.durationMs) }, 'command ended');
 }
 
 /**
@@ -349,7 +379,7 @@ export function logToolFailure(failure: { runId: string; leaseId?: string; tool:
   const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
   if (typeof code === 'string' || typeof code === 'number') head.code = code;
   if (err instanceof Error && err.stack) head.stack = err.stack.slice(0, 4000);
-  getLogger().error(compact({ event: 'tool:failed', runId: id(failure.runId), leaseId: id(failure.leaseId), tool: name(failure.tool), error: head, causes: causesForLog(err) }), 'tool failed daemon-side');
+  writeLine('error', compact({ event: 'tool:failed', runId: id(failure.runId), leaseId: id(failure.leaseId), tool: name(failure.tool), error: head, causes: causesForLog(err) }), 'tool failed daemon-side');
 }
 
 /**
@@ -372,15 +402,15 @@ export function logRunEvent(tagged: RunEventLike): void {
   switch (event.type) {
     case 'run:started': {
       if (!isLogLevelEnabled('info')) return;
-      getLogger().info(compact({ event: event.type, runId: id(event.runId), leaseId: id(event.leaseId), sessionKey: id(event.sessionKey), agentId: name(event.agentId), language: name(event.language) }), 'run started');
+      writeLine('info', compact({ event: event.type, runId: id(event.runId), leaseId: id(event.leaseId), sessionKey: id(event.sessionKey), agentId: name(event.agentId), language: name(event.language) }), 'run started');
       return;
     }
     case 'capability:audited': {
       const deny = event.decision === 'deny';
       if (!isLogLevelEnabled(deny ? 'info' : 'debug')) return;
       const line = compact({ event: event.type, runId: id(event.runId), leaseId: id(event.leaseId), tool: name(event.tool), capability: name(event.capability), decision: deny ? 'deny' : 'allow', reason: name(event.reason) });
-      if (deny) getLogger().info(line, 'capability denied');
-      else getLogger().debug(line, 'capability allowed');
+      if (deny) writeLine('info', line, 'capability denied');
+      else writeLine('debug', line, 'capability allowed');
       return;
     }
     case 'run:preflight': {
@@ -388,7 +418,7 @@ export function logRunEvent(tagged: RunEventLike): void {
       const footprint = (event.footprint ?? {}) as { capabilities?: unknown; tools?: unknown };
       const caps = Array.isArray(footprint.capabilities) ? footprint.capabilities.map(name).filter((c): c is string => c !== undefined) : [];
       const tools = Array.isArray(footprint.tools) ? footprint.tools.length : 0;
-      getLogger().debug({ event: event.type, capabilities: caps, toolCount: tools }, 'run preflight');
+      writeLine('debug', { event: event.type, capabilities: caps, toolCount: tools }, 'run preflight');
       return;
     }
     case 'run:finished': {
@@ -396,7 +426,8 @@ export function logRunEvent(tagged: RunEventLike): void {
       const r = (event.result ?? {}) as Record<string, unknown>;
       const calls = Array.isArray(r.toolCalls) ? (r.toolCalls as { decision?: unknown; count?: unknown }[]) : [];
       const refs = (r.resultRefs ?? {}) as { count?: unknown; bytes?: unknown };
-      getLogger().info(
+      writeLine(
+        'info',
         compact({
           event: event.type,
           runId: id(r.runId),
@@ -421,6 +452,6 @@ export function logRunEvent(tagged: RunEventLike): void {
     }
     default:
       if (!isLogLevelEnabled('debug')) return;
-      getLogger().debug({ event: name(event.type) ?? '<other>' }, 'event');
+      writeLine('debug', { event: name(event.type) ?? '<other>' }, 'event');
   }
 }

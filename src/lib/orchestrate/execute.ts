@@ -51,12 +51,20 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
   // The store opens once the jail is spawned (loading SQLite then overlaps the jail's own start
   // instead of delaying it), or at the end for a run that never got that far (a refusal, a spawn
   // failure): every run is recorded either way. A store problem costs the record, never the output.
-  type Ready = { store: import('../store/store.js').Store; recordRun: typeof import('../store/runs.js').recordRun; recordRefusal: typeof import('../store/runs.js').recordRefusal };
+  // One connection records the run; opening it runs the durable start-up sweep, and probes the
+  // outbox (one indexed query) for sends a crash left pending.
+  type Ready = { store: import('../store/store.js').Store; recordRun: typeof import('../store/runs.js').recordRun; recordRefusal: typeof import('../store/runs.js').recordRefusal; outboxPending: boolean };
   let storeReady: Promise<Ready> | undefined;
   const openTheStore = (): Promise<Ready> => {
-    storeReady ??= import('../store/store.js').then(async ({ openStore }) => {
-      const { recordRun, recordRefusal } = await import('../store/runs.js');
-      return { store: openStore({ home: options.home }), recordRun, recordRefusal };
+    storeReady ??= Promise.all([import('../store/store.js'), import('../store/runs.js'), import('../store/outbox.js')]).then(([{ openStore }, { recordRun, recordRefusal }, { hasPending }]) => {
+      const store = openStore({ home: options.home });
+      let outboxPending = true; // a probe that fails: the sweep looks for itself
+      try {
+        outboxPending = hasPending(store.db);
+      } catch {
+        /* the sweep's own connection finds out */
+      }
+      return { store, recordRun, recordRefusal, outboxPending };
     });
     storeReady.catch(() => undefined);
     return storeReady;
@@ -92,8 +100,11 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
     ...(options.noRepair ? { noRepair: true } : {}),
     onEvent: (event) => {
       if (event.type === 'run:started') {
-        void openTheStore();
-        sweep ??= sweepPending(options.home);
+        const ready = openTheStore();
+        sweep ??= ready.then(
+          (r) => (r.outboxPending ? sweepPending(options.home) : undefined),
+          () => sweepPending(options.home),
+        );
       }
     },
   }).catch(async (err: unknown) => {
@@ -111,7 +122,10 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
   return outcome;
 }
 
-/** The outbox sweep on its own connection: a probe when nothing is pending; never fails the run. */
+/**
+ * The outbox sweep on its own connection (it switches to synchronous = FULL and awaits
+ * deliveries), started only when the run's connection saw something pending; never fails the run.
+ */
 async function sweepPending(home: string): Promise<void> {
   try {
     const [{ openStore }, { sweepOnOpen }] = await Promise.all([import('../store/store.js'), import('./outbox-sweep.js')]);

@@ -20,6 +20,7 @@ import { ComisError } from '../errors.js';
 import { inside, prepareWritableDir, realOr, screenBindSource } from '../jail/mounts.js';
 import { RESERVED_TARGETS } from '../jail/plan.js';
 import type { JailMount } from '../jail/types.js';
+import { cachedNssLookup } from '../jail/nss-cache.js';
 import { DEFAULT_HOST_ID_SOURCES, DEFAULT_JAIL_UID_RANGE, fnv1a, jailUidPolicy, type HostIdSources } from '../jail/uid-registry.js';
 
 export interface WorkspaceScreenContext {
@@ -253,14 +254,18 @@ export async function prepareAgentJail(agent: ResolvedAgent, comisHome: string, 
   const root = process.geteuid?.() === 0;
   let hostUid = process.getuid?.() ?? 65534;
   if (root) {
-    const policy = jailUidPolicy(sandbox.jailUidRange ?? DEFAULT_JAIL_UID_RANGE, options.hostIdSources ?? DEFAULT_HOST_ID_SOURCES);
+    // The name service's "nobody has this id" answers are cached while the files they stand on are unchanged (nss-cache.ts).
+    const nss = options.hostIdSources ? undefined : cachedNssLookup(join(comisHome, 'cache', 'jail-nss.json'));
+    const policy = jailUidPolicy(sandbox.jailUidRange ?? DEFAULT_JAIL_UID_RANGE, options.hostIdSources ?? (nss ? { ...DEFAULT_HOST_ID_SOURCES, nssHasId: nss.nssHasId } : DEFAULT_HOST_ID_SOURCES));
     const [{ openStore }, { registerJailUid }] = await Promise.all([import('../store/store.js'), import('../store/jail-uids.js')]);
-    const store = openStore({ home: comisHome });
+    // Only the registry: the start-up sweeps run on the connection the run is recorded on, once the jail is spawned.
+    const store = openStore({ home: comisHome, sweep: false });
     try {
       hostUid = registerJailUid(store.db, workspaceReal, policy);
     } finally {
       store.close();
     }
+    nss?.save();
   }
   const owner = lstatSync(workspaceReal).uid;
   // Before the registry, a workspace's uid was 200000 + FNV-1a(real path) mod 100000: a workspace

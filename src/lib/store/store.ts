@@ -30,6 +30,12 @@ export interface OpenStoreOptions {
   path?: string;
   migrations?: readonly Migration[];
   readonly?: boolean;
+  /**
+   * Run the start-up sweep of durable runs (default true for a writable store). A caller
+   * that opens the store for one lookup before the run's own connection (the jail uid
+   * registry) passes false: that connection sweeps.
+   */
+  sweep?: boolean;
 }
 
 const require = createRequire(import.meta.url);
@@ -58,7 +64,7 @@ export function openStore(options: OpenStoreOptions = {}): Store {
     db.pragma('foreign_keys = ON');
     const version = options.readonly ? currentVersion(db) : migrate(db, options.migrations ?? MIGRATIONS);
     // The start-up sweep of durable runs: settles interrupted, expired and broken ones; runs nothing.
-    if (!options.readonly) sweepQuietly(db, dirname(path));
+    if (!options.readonly && options.sweep !== false) sweepQuietly(db, dirname(path));
     return { db, path, version, close: () => db.close() };
   } catch (err) {
     db.close();
