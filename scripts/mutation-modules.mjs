@@ -9,5 +9,7 @@ export const MUTATION_MODULES = {
   'slice-policy': { file: 'src/lib/resultref/slice-policy.ts', tests: ['test/resultref/slice-policy.test.ts'] },
   seccomp: { file: 'src/lib/jail/seccomp.ts', tests: ['test/jail/seccomp.test.ts'] },
   bpf: { file: 'src/lib/jail/bpf.ts', tests: ['test/jail/seccomp.test.ts'] },
+  // ssrf-load first: it imports the guard inside a test, so a range-table mutant that breaks the
+  // module's load fails a test (a static import would only be a collection error: see docs/mutation.md).
   ssrf: { file: 'src/lib/net/ssrf.ts', tests: ['test/web/ssrf-load.test.ts', 'test/web/ssrf.test.ts'] },
 };

@@ -3,7 +3,7 @@
  * splitting, the DAC rule it applies for the jail's identity, and lookups
  * that never follow a link (answered exactly like a missing name).
  */
-import { closeSync, fstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -239,6 +239,9 @@ describe('lookup, resolve and open', () => {
       const dir = resolve(open, ['d'], stranger);
       expect(() => openFileForRead(dir, undefined)).toThrow('not a regular file: d');
       closeSync(dir.fd);
+      // A file mid-path is not_found for a stranger too: its mode says nothing about searching into it.
+      chmodSync(join(root, 'top.txt'), 0o644);
+      expect(() => resolve(open, ['top.txt', 'x'], stranger)).toThrow('no such file or directory: top.txt/x');
       const notDir = { ...h, stat: Object.assign(altered(h.stat, {}), { isDirectory: () => false }) };
       expect(() => resolve(notDir, ['d'], undefined)).toThrow('permission denied: .');
     });
@@ -267,6 +270,12 @@ describe('lookup, resolve and open', () => {
       expect(listDir({ ...d, stat: altered(d.stat, { mode: 0o40755, uid: 1, gid: 1 }) }, stranger)).toEqual(['a.txt', 'beta', 'f.txt', 'kappa', 'mid', 'omega', 'zeta']);
       const f = resolve(h, ['top.txt'], undefined);
       expect(listDir(f, undefined)).toBeUndefined();
+      // Sorted as JavaScript compares strings (UTF-16 units), not as readdir's byte order would have it.
+      mkdirSync(join(root, 'u'));
+      for (const n of ['\uff01', '\u{1f600}']) writeFileSync(join(root, 'u', n), '');
+      const u = resolve(h, ['u'], undefined);
+      expect(listDir(u, undefined)).toEqual(['\u{1f600}', '\uff01']);
+      closeSync(u.fd);
       closeSync(f.fd);
       closeSync(d.fd);
     });

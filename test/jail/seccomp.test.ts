@@ -249,6 +249,13 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
     }
   });
 
+  it('judges arguments only of the calls it dispatches: the ioctl and clone checks see no other call', () => {
+    const write = arch === 'x64' ? 1 : 64;
+    // TIOCSTI in the second register and a namespace flag in the first mean something only to ioctl and clone.
+    expect(run(filters, { nr: write, arch: a, args: [0x1000_0000n, BigInt(TIOCSTI)] })).toBe(RET_ALLOW);
+    expect(run(filters, { nr: nr('ioctl'), arch: a, args: [0x1000_0000n, 0x5401n] })).toBe(RET_ALLOW);
+  });
+
   it('denies ioctl TIOCSTI and TIOCLINUX on the low 32 bits, allows other ioctls', () => {
     const ioctl = (cmd: bigint): number => run(filters, { nr: nr('ioctl'), arch: a, args: [0n, cmd] });
     expect(ioctl(BigInt(TIOCSTI))).toBe(RET_EPERM);
@@ -363,14 +370,23 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
     expect([run(h, vsock), run(h, keepSize), run(h, setuid), run(h, { nr: nr('openat2'), arch: a }), run(h, ptrace)]).toEqual([RET_EAFNOSUPPORT, RET_EOPNOTSUPP, RET_ALLOW, RET_ALLOW, RET_EPERM]);
     const n = without('namespaces');
     expect([run(n, unshareUser), run(n, cloneUser), run(n, { nr: nr('setns'), arch: a }), run(n, vsock), run(n, ptrace)]).toEqual([RET_ALLOW, RET_ALLOW, RET_ALLOW, RET_EAFNOSUPPORT, RET_EPERM]);
+    // Without the denylist the listed calls reach the kernel; the argument rules still hold.
+    const d = without('denylist');
+    expect([run(d, ptrace), run(d, unshareUser), run(d, cloneUser), run(d, vsock), run(d, keepSize), run(d, setuid)]).toEqual([RET_ALLOW, RET_ALLOW, RET_EPERM, RET_EAFNOSUPPORT, RET_EOPNOTSUPP, RET_EPERM]);
     expect(run(filters, unshareUser)).toBe(RET_EPERM);
     expect(run(filters, cloneUser)).toBe(RET_EPERM);
   });
 
   if (arch === 'x64') {
-    it('denies the x32 ABI (nr >= 0x40000000)', () => {
+    it('denies the x32 ABI (nr >= 0x40000000), and every number above it, bit 30 set or not', () => {
       expect(run(filters, { nr: 0x40000000 + 1, arch: a })).toBe(RET_EPERM);
       expect(run(filters, { nr: 0x40000000 + 101, arch: a })).toBe(RET_EPERM);
+      expect(run(filters, { nr: 0x8000_0000, arch: a })).toBe(RET_EPERM);
+      expect(run(filters, { nr: 0xbfff_ffff, arch: a })).toBe(RET_EPERM);
+    });
+  } else {
+    it('has no x32 ABI check on arm64: a number past its table is left to the kernel (ENOSYS)', () => {
+      expect(run(filters, { nr: 0x40000000 + 1, arch: a })).toBe(RET_ALLOW);
     });
   }
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { DURABLE_TTL_MS, endDurableRun, getDurableRun, startDurableRun, sweepDurableRuns } from '../../src/lib/store/durable-runs.js';
+import { DURABLE_TTL_MS, endDurableRun, getDurableRun, processStartedAt, startDurableRun, sweepDurableRuns } from '../../src/lib/store/durable-runs.js';
 import { openStore } from '../../src/lib/store/store.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -71,6 +71,23 @@ describe('the durable-runs sweep', () => {
     expect(existsSync(join(home, 'durable', 'r-done'))).toBe(false);
     expect(getDurableRun(s.db, 'r-done')?.status).toBe('reclaimed');
     rmSync(home, { recursive: true, force: true });
+    s.close();
+  });
+
+  it('a running plan run: left alone while its comis process lives; interrupted once it is gone or its pid names a later process', () => {
+    const home = tempDir();
+    const s = openStore({ home });
+    const insert = s.db.prepare("INSERT INTO plan_runs (plan_run_id, session_key, lead_agent_id, plan_name, pid, started_at, status, child_count) VALUES (?, 'k', 'a', 'p', ?, ?, 'running', 1)");
+    const ourStart = processStartedAt(process.pid)!;
+    expect(Math.abs(ourStart - (Date.now() - process.uptime() * 1000))).toBeLessThan(5000);
+    insert.run('p-live', process.pid, Date.now());
+    insert.run('p-dead', 2147483000, Date.now());
+    // Our pid, but the plan started a minute before this process did: the pid was reused.
+    insert.run('p-reused', process.pid, ourStart - 60_000);
+    const report = sweepDurableRuns(s.db, home);
+    expect((report.interruptedPlans ?? []).sort()).toEqual(['p-dead', 'p-reused']);
+    const status = (id: string): unknown => (s.db.prepare('SELECT status FROM plan_runs WHERE plan_run_id = ?').get(id) as { status: string }).status;
+    expect([status('p-live'), status('p-dead'), status('p-reused')]).toEqual(['running', 'interrupted', 'interrupted']);
     s.close();
   });
 });

@@ -5,6 +5,7 @@
  * runs with parent_run_id = the plan run id, so `explain` lists them.
  */
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
+import { planOwnerAlive } from '../store/durable-runs.js';
 import { recordRefusal, recordRun, touchSession, type RefusalRecord } from '../store/runs.js';
 import type { Database } from '../store/store.js';
 import type { CoordinatorEvent } from './events.js';
@@ -64,17 +65,8 @@ export interface FollowOptions {
   onEvent: (event: CoordinatorEvent) => void;
   pollMs?: number;
   signal?: AbortSignal;
-  /** Whether the recording process is alive (default: signal 0 to its pid). */
+  /** Whether the recording process is alive (default: its pid is alive and started before the plan did, so a reused pid does not count). */
   isAlive?: (pid: number) => boolean;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -84,9 +76,8 @@ function pidAlive(pid: number): boolean {
  */
 export async function followPlanRun(options: FollowOptions): Promise<'success' | 'failure' | 'interrupted' | 'running'> {
   const { db, planRunId } = options;
-  const plan = db.prepare('SELECT pid, status FROM plan_runs WHERE plan_run_id = ?');
+  const plan = db.prepare('SELECT pid, status, started_at FROM plan_runs WHERE plan_run_id = ?');
   const events = db.prepare('SELECT id, payload FROM plan_events WHERE plan_run_id = ? AND id > ? ORDER BY id LIMIT 500');
-  const alive = options.isAlive ?? pidAlive;
   let last = 0;
   for (;;) {
     const rows = events.all(planRunId, last) as { id: number; payload: string }[];
@@ -97,10 +88,10 @@ export async function followPlanRun(options: FollowOptions): Promise<'success' |
       if (event.type === 'plan:finished') return event.outcome;
     }
     if (rows.length > 0) continue;
-    const p = plan.get(planRunId) as { pid: number | null; status: string } | undefined;
+    const p = plan.get(planRunId) as { pid: number | null; status: string; started_at: number } | undefined;
     if (!p) return 'interrupted';
     if (p.status !== 'running') return p.status as 'success' | 'failure' | 'interrupted';
-    if (p.pid !== null && !alive(p.pid)) return 'interrupted';
+    if (p.pid !== null && !(options.isAlive ? options.isAlive(p.pid) : planOwnerAlive(p.pid, p.started_at))) return 'interrupted';
     if (options.signal?.aborted) return 'running';
     await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
   }

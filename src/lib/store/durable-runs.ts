@@ -63,6 +63,36 @@ export function processStart(pid: number): string | undefined {
   }
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's start time (USER_HZ: 100 on every Linux ABI). */
+const CLK_TCK = 100;
+let bootMs: number | undefined;
+
+/** When a live process started, in ms since the epoch (to the boot time's second), or undefined when it is gone. */
+export function processStartedAt(pid: number): number | undefined {
+  const ticks = processStart(pid);
+  if (ticks === undefined) return undefined;
+  if (bootMs === undefined) {
+    try {
+      const m = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'));
+      bootMs = m ? Number(m[1]) * 1000 : 0;
+    } catch {
+      bootMs = 0;
+    }
+  }
+  return bootMs + (Number(ticks) * 1000) / CLK_TCK;
+}
+
+/**
+ * Whether the comis process that started a plan run at `startedAt` (ms) still
+ * runs as `pid`: alive, and started before the plan did (a pid reused by a
+ * process started later is not the owner). The slack covers the boot time's
+ * one-second resolution.
+ */
+export function planOwnerAlive(pid: number, startedAt: number): boolean {
+  const at = processStartedAt(pid);
+  return at !== undefined && at <= startedAt + 2000;
+}
+
 /** Records a run starting (status running, owned by this process). */
 export function startDurableRun(db: Database, row: { runId: string; kind: DurableKind; agentId: string; sessionKey: string; scriptRef?: string; resumedFrom?: string }, now = Date.now()): void {
   db.prepare(
@@ -198,11 +228,11 @@ export function sweepDurableRuns(db: Database, home: string, now = Date.now()): 
   return report;
 }
 
-/** A plan run left `running` by a comis process that is gone becomes `interrupted` (its children's runs were never recorded). */
+/** A plan run left `running` by a comis process that is gone (or whose pid now names a later process) becomes `interrupted` (its children's runs were never recorded). */
 function sweepPlanRuns(db: Database, now: number): string[] {
   if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plan_runs'").get() === undefined) return [];
-  const running = db.prepare("SELECT plan_run_id, pid FROM plan_runs WHERE status = 'running'").all() as { plan_run_id: string; pid: number | null }[];
-  const gone = running.filter((p) => p.pid !== null && processStart(p.pid) === undefined).map((p) => p.plan_run_id);
+  const running = db.prepare("SELECT plan_run_id, pid, started_at FROM plan_runs WHERE status = 'running'").all() as { plan_run_id: string; pid: number | null; started_at: number }[];
+  const gone = running.filter((p) => p.pid !== null && !planOwnerAlive(p.pid, p.started_at)).map((p) => p.plan_run_id);
   const mark = db.prepare("UPDATE plan_runs SET status = 'interrupted', ended_at = ? WHERE plan_run_id = ? AND status = 'running'");
   for (const id of gone) mark.run(now, id);
   return gone;
