@@ -36,7 +36,7 @@ export interface ReadArgs {
  */
 export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknown> {
   const parts = splitConfined(args.path, ctx.jailWorkspace);
-  const file = openConfinedFile(ctx.workspaceReal, parts, ctx.jail);
+  const file = openConfinedFile(ctx.workspaceRoot ?? ctx.workspaceReal, parts, ctx.jail);
   const rel = file.rel;
   const small = file.stat.size <= SYNC_READ_BYTES;
   try {
