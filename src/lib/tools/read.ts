@@ -125,6 +125,8 @@ async function readLines(fd: number, offset: number, limit: number | undefined, 
       }
       pendingLine = true;
     } else pendingLine = false;
+    // A short read of a regular file is its end: no second read to be told so (a small file is one pread).
+    if (bytesRead < buf.length) break;
   }
   if (pendingLine) {
     if (line >= offset && line < end) keep(Buffer.concat(current));
