@@ -118,7 +118,9 @@ async function round(mode) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const seen = { echo: [], comis: [] };
-for (let i = 0; i < rounds; i++) for (const mode of ['echo', 'comis']) seen[mode].push(await round(mode));
+// BENCH_ONLY=comis or echo: one side only (e.g. under strace -c, to count the server's syscalls per call).
+const modes = process.env.BENCH_ONLY ? [process.env.BENCH_ONLY] : ['echo', 'comis'];
+for (let i = 0; i < rounds; i++) for (const mode of modes) seen[mode].push(await round(mode));
 runEnded.abort();
 ctx.workspaceRoot?.close();
 await capSocket.close();
@@ -128,9 +130,9 @@ rmSync(scratch, { recursive: true, force: true });
 const m = (mode, k) => median(seen[mode].map((r) => r[k]));
 const loadavg = (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 process.stdout.write(`capability socket server path, no jail: ${calls} sequential calls + ${calls} at 32 in flight per round, ${rounds} rounds alternated, medians (load ${loadavg})\n`);
-for (const mode of ['echo', 'comis']) {
+for (const mode of modes) {
   process.stdout.write(
     `${mode === 'echo' ? 'bare echo server  ' : 'comis read (SDK)  '} p50 ${m(mode, 'p50').toFixed(0).padStart(5)} µs  p99 ${m(mode, 'p99').toFixed(0).padStart(6)} µs  ${Math.round(m(mode, 'seqPerSec')).toLocaleString('en')} calls/s (1 in flight)  ${Math.round(m(mode, 'perSec')).toLocaleString('en')} calls/s (32 in flight)  server CPU ${m(mode, 'cpuPerCall').toFixed(1)} µs/call\n`,
   );
 }
-process.stdout.write(`ratio p50 ${(m('comis', 'p50') / m('echo', 'p50')).toFixed(2)}x, p99 ${(m('comis', 'p99') / m('echo', 'p99')).toFixed(2)}x; server CPU per call ${(m('comis', 'cpuPerCall') / m('echo', 'cpuPerCall')).toFixed(2)}x the echo's (${audited} calls audited)\n`);
+if (modes.length === 2) process.stdout.write(`ratio p50 ${(m('comis', 'p50') / m('echo', 'p50')).toFixed(2)}x, p99 ${(m('comis', 'p99') / m('echo', 'p99')).toFixed(2)}x; server CPU per call ${(m('comis', 'cpuPerCall') / m('echo', 'cpuPerCall')).toFixed(2)}x the echo's (${audited} calls audited)\n`);
