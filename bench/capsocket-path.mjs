@@ -105,7 +105,12 @@ async function round(mode) {
   });
   let out = '';
   child.stdout.setEncoding('utf8');
-  await new Promise((r) => child.stdout.once('data', (d) => { out += d; r(); }));
+  await new Promise((r) =>
+    child.stdout.once('data', (d) => {
+      out += d;
+      r();
+    }),
+  );
   // Warm-up done: count this process's CPU from here (the server side of 2N calls).
   const cpu0 = process.cpuUsage();
   child.stdin.end('x');
@@ -135,4 +140,7 @@ for (const mode of modes) {
     `${mode === 'echo' ? 'bare echo server  ' : 'comis read (SDK)  '} p50 ${m(mode, 'p50').toFixed(0).padStart(5)} µs  p99 ${m(mode, 'p99').toFixed(0).padStart(6)} µs  ${Math.round(m(mode, 'seqPerSec')).toLocaleString('en')} calls/s (1 in flight)  ${Math.round(m(mode, 'perSec')).toLocaleString('en')} calls/s (32 in flight)  server CPU ${m(mode, 'cpuPerCall').toFixed(1)} µs/call\n`,
   );
 }
-if (modes.length === 2) process.stdout.write(`ratio p50 ${(m('comis', 'p50') / m('echo', 'p50')).toFixed(2)}x, p99 ${(m('comis', 'p99') / m('echo', 'p99')).toFixed(2)}x; server CPU per call ${(m('comis', 'cpuPerCall') / m('echo', 'cpuPerCall')).toFixed(2)}x the echo's (${audited} calls audited)\n`);
+if (modes.length === 2)
+  process.stdout.write(
+    `ratio p50 ${(m('comis', 'p50') / m('echo', 'p50')).toFixed(2)}x, p99 ${(m('comis', 'p99') / m('echo', 'p99')).toFixed(2)}x; server CPU per call ${(m('comis', 'cpuPerCall') / m('echo', 'cpuPerCall')).toFixed(2)}x the echo's (${audited} calls audited)\n`,
+  );

@@ -43,7 +43,10 @@ function prng(seed) {
     return (x >>> 0) / 4294967296;
   };
 }
-const VOCAB = 'the of and to in a is that for on with as was by at from this be are it an or which have has their more about its after over two into than other new most some when also time people first years been would could between during state report study data model results system work city world government research public service local support policy program health market water energy school'.split(' ');
+const VOCAB =
+  'the of and to in a is that for on with as was by at from this be are it an or which have has their more about its after over two into than other new most some when also time people first years been would could between during state report study data model results system work city world government research public service local support policy program health market water energy school'.split(
+    ' ',
+  );
 function words(rand, chars) {
   let out = '';
   while (out.length < chars) out += `${out ? ' ' : ''}${VOCAB[Math.floor(rand() * VOCAB.length)]}`;
@@ -67,7 +70,7 @@ function article(n) {
   const page = (filler) => `<!doctype html><html lang="en">${head}${body}<script>window.__STATE__=${filler}</script></body></html>`;
   const need = q.html - Buffer.byteLength(page(''));
   const items = [];
-  for (let size = 0; size < need; ) {
+  for (let size = 0; size < need;) {
     const item = JSON.stringify({ id: items.length, k: words(rand, 30) });
     items.push(item);
     size += item.length + 1;
@@ -87,7 +90,9 @@ const pages = await listen((req, res) => {
 const pagesPort = pages.address().port;
 const searx = await listen((req, res) => {
   const q = new URL(req.url, 'http://x').searchParams.get('q');
-  const body = Buffer.from(JSON.stringify({ query: q, number_of_results: 5, results: Array.from({ length: 5 }, (_, i) => ({ url: `http://127.0.0.1:${pagesPort}/page-${i}`, title: `Result ${i}`, content: `About page ${i}`, engine: 'bench' })) }));
+  const body = Buffer.from(
+    JSON.stringify({ query: q, number_of_results: 5, results: Array.from({ length: 5 }, (_, i) => ({ url: `http://127.0.0.1:${pagesPort}/page-${i}`, title: `Result ${i}`, content: `About page ${i}`, engine: 'bench' })) }),
+  );
   served += body.length;
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(body);

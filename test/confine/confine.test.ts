@@ -9,7 +9,24 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { ConfineError, createFile, HeldRoot, listDir, lookup, makeDir, MAX_PATH_DEPTH, openConfinedFile, openFileForRead, openFileForWrite, openRoot, permits, procPath, resolve, splitConfined, type Handle } from '../../src/lib/confine/index.js';
+import {
+  ConfineError,
+  createFile,
+  HeldRoot,
+  listDir,
+  lookup,
+  makeDir,
+  MAX_PATH_DEPTH,
+  openConfinedFile,
+  openFileForRead,
+  openFileForWrite,
+  openRoot,
+  permits,
+  procPath,
+  resolve,
+  splitConfined,
+  type Handle,
+} from '../../src/lib/confine/index.js';
 import { tempDir } from '../helpers/temp.js';
 
 const stat = (mode: number, uid: number, gid: number): Stats => ({ mode, uid, gid }) as Stats;

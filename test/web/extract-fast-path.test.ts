@@ -37,7 +37,41 @@ async function both(body: Buffer, kind: BodyKind, type: string, maxChars: number
   if (fast.bytes) expect(fast.bytes.equals(Buffer.from(fast.text, 'utf8')), what).toBe(true);
 }
 
-const WORDS = ['lorem', 'ipsum', 'dolor', ' ', ' ', '\n', ',', '1', '42', 'untrusted', 'UnTrUsTeD', 'external', 'EXTERNAL', 'end', 'content', '<<<', '<<', '>>>', '_', '-', '.', '\t', '\r\n', 'a', 'e', 'n', 'd', 'x', 't', 'r', 'l', 's', 'u'];
+const WORDS = [
+  'lorem',
+  'ipsum',
+  'dolor',
+  ' ',
+  ' ',
+  '\n',
+  ',',
+  '1',
+  '42',
+  'untrusted',
+  'UnTrUsTeD',
+  'external',
+  'EXTERNAL',
+  'end',
+  'content',
+  '<<<',
+  '<<',
+  '>>>',
+  '_',
+  '-',
+  '.',
+  '\t',
+  '\r\n',
+  'a',
+  'e',
+  'n',
+  'd',
+  'x',
+  't',
+  'r',
+  'l',
+  's',
+  'u',
+];
 const ODD = ['\u0000', '\u007f', '\u200b', '\u00e9', 'e\u0301', '\u0301', '\u017f', 'ＵＮＴＲＵＳＴＥＤ', '\ufeff', '\u{e0041}', '\u202e'];
 const MARKERS = ['<<<EXTERNAL_UNTRUSTED_CONTENT id=1 source=x>>>', '<<<END_EXTERNAL_UNTRUSTED_CONTENT id=1>>>', 'external  untrusted content', 'END-external.untrusted_content'];
 
