@@ -3,7 +3,8 @@
 // p50/p99 of N sequential `read` calls of a small file (BENCH_CALLS, default 10000) and
 // throughput with 32 calls in flight; compared with a bare unix-socket echo in node
 // (no jail, no lease, no gate), measured in the same run (one after the other, not interleaved:
-// the jailed side is one orchestrate run). Run after `npm run build`:  node bench/capsocket-rtt.mjs
+// the jailed side is one orchestrate run). Also the gate alone, labelled: N calls of resume() in a
+// run without durability (allowed by the gate, answered durability_off with no I/O). Run after `npm run build`:  node bench/capsocket-rtt.mjs
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -100,7 +101,16 @@ let next = 0;
 async function worker() { while (next < total) { next++; await comis_tools.read({ path: 'small.txt' }); } }
 await Promise.all(Array.from({ length: 32 }, worker));
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-console.log(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], perSec: total / secs, seqPerSec }));
+// The gate alone: resume() in a run without durability is allowed by the gate (lease, tool table,
+// capability, params) and answered durability_off by its tool at once, with no I/O.
+const gate = [];
+for (let i = 0; i < N; i++) {
+  const t = process.hrtime.bigint();
+  try { await comis_tools.resume(); } catch (err) { if (err.code !== 'durability_off') throw err; }
+  gate.push(Number(process.hrtime.bigint() - t) / 1000);
+}
+gate.sort((a, b) => a - b);
+console.log(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], perSec: total / secs, seqPerSec, gateP50: gate[Math.floor(N * 0.5)], gateP99: gate[Math.floor(N * 0.99)] }));
 `,
   );
   const r = spawnSync(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--timeout-ms', '600000'], {
@@ -119,6 +129,9 @@ process.stdout.write(
 );
 process.stdout.write(
   `comis read, from the jail  p50 ${jail.p50.toFixed(0).padStart(6)}  p99 ${jail.p99.toFixed(0).padStart(6)}  ${Math.round(jail.perSec).toLocaleString('en')} calls/s (32 in flight), ${Math.round(jail.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`,
+);
+process.stdout.write(
+  `gate alone, from the jail  p50 ${jail.gateP50.toFixed(0).padStart(6)}  p99 ${jail.gateP99.toFixed(0).padStart(6)}  (resume() with durability off: gate + socket, no tool I/O; ratio p50 ${(jail.gateP50 / echo.p50).toFixed(2)}x, p99 ${(jail.gateP99 / echo.p99).toFixed(2)}x)\n`,
 );
 process.stdout.write(
   `ratio p50 ${(jail.p50 / echo.p50).toFixed(2)}x (target <= 2x) -> ${jail.p50 / echo.p50 <= 2 ? 'MET' : 'MISSED'}; p99 ${(jail.p99 / echo.p99).toFixed(2)}x (target <= 3x) -> ${jail.p99 / echo.p99 <= 3 ? 'MET' : 'MISSED'}\n`,

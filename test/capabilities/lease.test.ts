@@ -40,6 +40,33 @@ describe('leases', () => {
     expect(reg.isRevoked(r2.lease.leaseId)).toBe(true);
   });
 
+  it("a socket's last lease (compared without hashing) is still checked every call: wrong, revoked, expired, another socket's", () => {
+    let now = 1000;
+    const reg = new LeaseRegistry(() => now);
+    const a = reg.mintAssembly('ag', ['orch:read'], 60_000);
+    const r1 = reg.mintRun(a.lease, { runId: 'r-1', socketId: 's', ttlMs: 1000 });
+    const r2 = reg.mintRun(a.lease, { runId: 'r-2', socketId: 's', ttlMs: 10_000 });
+    const other = reg.mintRun(a.lease, { runId: 'r-3', socketId: 't', ttlMs: 10_000 });
+    expect(reg.authenticate(r1.bearer, 's')?.leaseId).toBe(r1.lease.leaseId);
+    expect(reg.authenticate(r1.bearer, 's')?.leaseId).toBe(r1.lease.leaseId);
+    // Same length, one character off: refused although r1 is the socket's last lease.
+    const flipped = `${r1.bearer.slice(0, -1)}${r1.bearer.endsWith('A') ? 'B' : 'A'}`;
+    expect(reg.authenticate(flipped, 's')).toBeUndefined();
+    // Another live lease of the same socket still authenticates (and becomes the last one), and back.
+    expect(reg.authenticate(r2.bearer, 's')?.leaseId).toBe(r2.lease.leaseId);
+    expect(reg.authenticate(r1.bearer, 's')?.leaseId).toBe(r1.lease.leaseId);
+    // Another socket's bearer is refused here, and the last lease of 's' is refused on 't'.
+    expect(reg.authenticate(other.bearer, 's')).toBeUndefined();
+    expect(reg.authenticate(r1.bearer, 't')).toBeUndefined();
+    // Expiry and revocation count on the fast path too.
+    now += 1000;
+    expect(reg.authenticate(r1.bearer, 's')).toBeUndefined();
+    expect(reg.authenticate(r2.bearer, 's')?.leaseId).toBe(r2.lease.leaseId);
+    reg.revoke(r2.lease.leaseId);
+    expect(reg.authenticate(r2.bearer, 's')).toBeUndefined();
+    expect(reg.authenticate(other.bearer, 't')?.leaseId).toBe(other.lease.leaseId);
+  });
+
   it('attenuates: a child holds the intersection, and never outlives its parent', () => {
     let now = 0;
     const reg = new LeaseRegistry(() => now);

@@ -3,13 +3,30 @@
  * splitting, the DAC rule it applies for the jail's identity, and lookups
  * that never follow a link (answered exactly like a missing name).
  */
-import { chmodSync, closeSync, fstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, renameSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { ConfineError, createFile, listDir, lookup, makeDir, MAX_PATH_DEPTH, openConfinedFile, openFileForRead, openFileForWrite, openRoot, permits, procPath, resolve, splitConfined, type Handle } from '../../src/lib/confine/index.js';
+import {
+  ConfineError,
+  createFile,
+  HeldRoot,
+  listDir,
+  lookup,
+  makeDir,
+  MAX_PATH_DEPTH,
+  openConfinedFile,
+  openFileForRead,
+  openFileForWrite,
+  openRoot,
+  permits,
+  procPath,
+  resolve,
+  splitConfined,
+  type Handle,
+} from '../../src/lib/confine/index.js';
 import { tempDir } from '../helpers/temp.js';
 
 const stat = (mode: number, uid: number, gid: number): Stats => ({ mode, uid, gid }) as Stats;
@@ -256,6 +273,47 @@ describe('lookup, resolve and open', () => {
     execFileSync('mkfifo', [join(root, 'fifo')]);
     expect(codeOf(() => openConfinedFile(root, ['fifo'], undefined))).toBe('not_a_file');
     expect(codeOf(() => openConfinedFile(root, ['link'], undefined))).toBe('not_found');
+  });
+
+  it('a HeldRoot opens the root once, sees a chmod of it at once, stays on the directory it opened, and leaks nothing', () => {
+    const root = tree();
+    const stranger = { uid: 4242, gid: 4242 };
+    chmodSync(root, 0o755);
+    const before = openFds();
+    const held = new HeldRoot(root);
+    const readTop = (): string => {
+      const r = openConfinedFile(held, ['top.txt'], stranger);
+      try {
+        const buf = Buffer.alloc(16);
+        return buf.subarray(0, readSync(r.fd, buf, 0, 16, 0)).toString();
+      } finally {
+        closeSync(r.fd);
+      }
+    };
+    expect(readTop()).toBe('top');
+    const withHeld = openFds();
+    expect(withHeld).toBe(before + 1);
+    for (let i = 0; i < 20; i++) expect(readTop()).toBe('top');
+    expect(openFds()).toBe(withHeld);
+    // The root's stat is taken afresh on every use: a root the stranger may not search refuses at once.
+    chmodSync(root, 0o700);
+    expect(() => readTop()).toThrow('permission denied: .');
+    chmodSync(root, 0o755);
+    expect(readTop()).toBe('top');
+    // Links stay refused through a held root, exactly as through a path.
+    expect(codeOf(() => openConfinedFile(held, ['link'], stranger))).toBe('not_found');
+    expect(codeOf(() => openConfinedFile(held, ['dirlink', 'secret'], stranger))).toBe('not_found');
+    // A directory renamed over the root's path is not followed: the held fd is the directory first opened.
+    renameSync(root, `${root}-moved`);
+    mkdirSync(root, { mode: 0o755 });
+    writeFileSync(join(root, 'top.txt'), 'swapped');
+    expect(readTop()).toBe('top');
+    held.close();
+    expect(openFds()).toBe(before);
+    // Closed: each use opens the root's path afresh (and closes it).
+    expect(readTop()).toBe('swapped');
+    expect(openFds()).toBe(before);
+    held.close();
   });
 
   it('listDir lists sorted names of a directory the identity may read and search', () => {

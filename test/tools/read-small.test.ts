@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -36,4 +36,22 @@ describe('read: the small-file (synchronous) path and the large one agree', () =
       }
     });
   }
+});
+
+describe('read: a small file costs one read syscall', () => {
+  // /proc/thread-self/io counts this thread's read syscalls (syscr); the small path reads on this thread.
+  const readSyscalls = (): number => Number(/syscr: (\d+)/.exec(readFileSync('/proc/thread-self/io', 'utf8'))![1]);
+  it('a short read is taken as the end of the file (the old loop read again to be told so)', async () => {
+    const ctx = toolContext(1 << 30);
+    writeFileSync(join(ctx.workspaceReal, 'small.txt'), 'hello\nworld\n');
+    await readTool(ctx, { path: 'small.txt' });
+    const calls = 50;
+    const before = readSyscalls();
+    for (let i = 0; i < calls; i++) {
+      const got = (await readTool(ctx, { path: 'small.txt' })) as { content: string; totalLines: number };
+      expect(got).toMatchObject({ content: 'hello\nworld', totalLines: 2 });
+    }
+    // Each reading of /proc/thread-self/io is one more read syscall of its own (and may be two).
+    expect(readSyscalls() - before).toBeLessThan(calls + 5);
+  });
 });

@@ -78,6 +78,9 @@ describe('extractBody: the payload bytes taken from the body are exactly the tex
       [Buffer.from('line\n'.repeat(3000)), 'text', 'text/plain', false, 100], // cut at maxChars
       [Buffer.concat([csv, Buffer.from([0xe2, 0x82])]), 'csv', 'text/csv', true, 1_000_000], // cut mid-character
       [Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), 'text', 'text/plain; charset=windows-1252', false, 1_000_000],
+      // Valid UTF-8 bytes labelled windows-1252: decoded as windows-1252, so the bytes are not the text's.
+      [Buffer.from('caf\u00e9,1\n'), 'csv', 'text/csv; charset=windows-1252', false, 1_000_000],
+      [Buffer.from('caf\u00e9\n'), 'text', 'text/plain; charset=windows-1252', false, 1_000_000],
     ];
     for (const [body, kind, type, cut, maxChars] of cases) {
       const out = await extractBody(body, kind, type, url, maxChars, cut);

@@ -39,6 +39,8 @@ interface Entry {
   lease: Lease;
   digest: Buffer;
   bearer: string;
+  /** The bearer's UTF-8 bytes, for the constant-time comparison with a socket's last lease. */
+  bearerBytes: Buffer;
   revoked: boolean;
 }
 
@@ -64,6 +66,11 @@ export class LeaseRegistry {
   private readonly byId = new Map<string, Entry>();
   /** Revoked lease ids, oldest first (at most {@link REVOKED_LEASES_KEPT}). */
   private readonly revokedOrder: string[] = [];
+  /**
+   * The lease last authenticated on each socket: a run's calls all carry the same bearer, so the
+   * next call is compared with it (constant time, no hash) before the digest lookup. Dropped at revoke.
+   */
+  private readonly lastOnSocket = new Map<string, Entry>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -102,7 +109,7 @@ export class LeaseRegistry {
       socketId: spec.socketId,
     });
     const digest = digestOf(bearer);
-    const entry: Entry = { lease, digest, bearer, revoked: false };
+    const entry: Entry = { lease, digest, bearer, bearerBytes: Buffer.from(bearer, 'utf8'), revoked: false };
     this.byDigest.set(digest.toString('hex'), entry);
     this.byId.set(lease.leaseId, entry);
     return { lease, bearer };
@@ -111,11 +118,19 @@ export class LeaseRegistry {
   /** The live lease for `bearer` on `socketId`, or undefined. */
   authenticate(bearer: unknown, socketId: string): Lease | undefined {
     if (typeof bearer !== 'string' || bearer.length === 0 || bearer.length > 256) return undefined;
-    const digest = digestOf(bearer);
-    const entry = this.byDigest.get(digest.toString('hex'));
-    if (!entry || !timingSafeEqual(entry.digest, digest)) return undefined;
+    let entry = this.lastOnSocket.get(socketId);
+    if (entry) {
+      const given = Buffer.from(bearer, 'utf8');
+      if (given.length !== entry.bearerBytes.length || !timingSafeEqual(given, entry.bearerBytes)) entry = undefined;
+    }
+    if (!entry) {
+      const digest = digestOf(bearer);
+      entry = this.byDigest.get(digest.toString('hex'));
+      if (!entry || !timingSafeEqual(entry.digest, digest)) return undefined;
+    }
     if (entry.revoked || this.now() >= entry.lease.expiresAt) return undefined;
     if (entry.lease.socketId === undefined || entry.lease.socketId !== socketId) return undefined;
+    this.lastOnSocket.set(socketId, entry);
     return entry.lease;
   }
 
@@ -124,6 +139,7 @@ export class LeaseRegistry {
     const entry = this.byId.get(leaseId);
     if (!entry || entry.revoked) return;
     entry.revoked = true;
+    if (entry.lease.socketId !== undefined && this.lastOnSocket.get(entry.lease.socketId) === entry) this.lastOnSocket.delete(entry.lease.socketId);
     for (const child of this.byId.values()) if (child.lease.parentLeaseId === leaseId) this.revoke(child.lease.leaseId);
     // The bearer stays registered with the output guard for a while (a revoked bearer is still a
     // secret in the run's last log lines), then both are forgotten, oldest first.

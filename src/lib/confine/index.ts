@@ -159,11 +159,11 @@ export function resolve(root: Handle, parts: readonly string[], who: Identity | 
       return { fd, stat: fstatSync(fd), rel: '.' };
     }
     for (let i = 0; i < parts.length; i++) {
-      const prefix = parts.slice(0, i + 1).join('/');
-      if (!dir.stat.isDirectory()) throw notFound(prefix);
+      // The messages' path prefixes are built only for a refusal (no string work on the way).
+      if (!dir.stat.isDirectory()) throw notFound(parts.slice(0, i + 1).join('/'));
       if (!permits(dir.stat, who, 1)) throw denied(parts.slice(0, i).join('/') || '.');
       const next = lookup(dir.fd, parts[i]!);
-      if (!next) throw notFound(prefix);
+      if (!next) throw notFound(parts.slice(0, i + 1).join('/'));
       if (owned) closeSync(dir.fd);
       dir = next;
       owned = true;
@@ -191,18 +191,56 @@ export function openFileForRead(handle: Handle, who: Identity | undefined): numb
   return fd;
 }
 
-/** Resolves and opens a regular file for reading in one step; returns the fd and its stat. */
-export function openConfinedFile(rootPath: string, parts: readonly string[], who: Identity | undefined): { fd: number; stat: Stats; rel: string } {
-  const root = openRoot(rootPath);
+/**
+ * A root held open across calls (a run's workspace, for `read` and `memory_*`):
+ * opened once with `openRoot`, so later calls skip its open and close, and its
+ * stat refreshed by an `fstat` of the held fd on every use, so a chmod of the
+ * root counts at once, as it would for the jail. The fd pins the directory that
+ * was there when the run first used it, the one the jail has bound (a directory
+ * renamed over that path afterwards is not followed). After `close()` each use
+ * opens the root afresh, as without a holder.
+ */
+export class HeldRoot {
+  private fd: number | undefined;
+  private closed = false;
+  constructor(readonly hostPath: string) {}
+
+  /** A handle on the root with a fresh stat; `owned` when the caller must close its fd (the holder is closed). */
+  use(): { handle: Handle; owned: boolean } {
+    if (this.closed) return { handle: openRoot(this.hostPath), owned: true };
+    if (this.fd === undefined) {
+      const opened = openRoot(this.hostPath);
+      this.fd = opened.fd;
+      return { handle: opened, owned: false };
+    }
+    return { handle: { fd: this.fd, stat: fstatSync(this.fd), rel: '.' }, owned: false };
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    closeSync(fd);
+  }
+}
+
+/**
+ * Resolves and opens a regular file for reading in one step; returns the fd
+ * and its stat. `root` is the root's host path (opened and closed here) or a
+ * HeldRoot (its fd reused, its stat refreshed).
+ */
+export function openConfinedFile(root: string | HeldRoot, parts: readonly string[], who: Identity | undefined): { fd: number; stat: Stats; rel: string } {
+  const { handle, owned } = typeof root === 'string' ? { handle: openRoot(root), owned: true } : root.use();
   try {
-    const h = resolve(root, parts, who);
+    const h = resolve(handle, parts, who);
     try {
       return { fd: openFileForRead(h, who), stat: h.stat, rel: h.rel };
     } finally {
       closeSync(h.fd);
     }
   } finally {
-    closeSync(root.fd);
+    if (owned) closeSync(handle.fd);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Identity } from '../confine/index.js';
+import type { HeldRoot, Identity } from '../confine/index.js';
 import type { ResultStore } from '../resultref/materialize.js';
 
 /**
@@ -10,6 +10,11 @@ export interface ToolContext {
   agentId: string;
   /** Real (symlink-free) host path of the agent workspace. */
   workspaceReal: string;
+  /**
+   * The workspace root held open for the run (`read` and `memory_*` resolve under it without
+   * reopening it per call); closed when the run ends. Absent: each call opens `workspaceReal`.
+   */
+  workspaceRoot?: HeldRoot;
   /**
    * The run's jail identity on the host (its host uid and gid). The tools
    * act with its view: what the jail uid cannot search or read, they refuse,

@@ -156,7 +156,7 @@ async function refresh(ctx: ToolContext, index: MemoryIndex): Promise<{ indexed:
     }
     let opened: { fd: number; stat: import('node:fs').Stats };
     try {
-      opened = openConfinedFile(ctx.workspaceReal, file.path.split('/'), ctx.jail);
+      opened = openConfinedFile(ctx.workspaceRoot ?? ctx.workspaceReal, file.path.split('/'), ctx.jail);
     } catch (err) {
       // Gone, swapped for a link, or made unreadable since the walk: not indexed (and forgotten).
       if (err instanceof ConfineError) {
@@ -187,7 +187,7 @@ async function snippetOf(ctx: ToolContext, hit: ChunkHit, terms: readonly string
   if (!indexed) return undefined;
   let opened: { fd: number; stat: import('node:fs').Stats };
   try {
-    opened = openConfinedFile(ctx.workspaceReal, hit.path.split('/'), ctx.jail);
+    opened = openConfinedFile(ctx.workspaceRoot ?? ctx.workspaceReal, hit.path.split('/'), ctx.jail);
   } catch {
     return undefined;
   }

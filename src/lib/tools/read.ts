@@ -36,7 +36,7 @@ export interface ReadArgs {
  */
 export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknown> {
   const parts = splitConfined(args.path, ctx.jailWorkspace);
-  const file = openConfinedFile(ctx.workspaceReal, parts, ctx.jail);
+  const file = openConfinedFile(ctx.workspaceRoot ?? ctx.workspaceReal, parts, ctx.jail);
   const rel = file.rel;
   const small = file.stat.size <= SYNC_READ_BYTES;
   try {
@@ -125,6 +125,8 @@ async function readLines(fd: number, offset: number, limit: number | undefined, 
       }
       pendingLine = true;
     } else pendingLine = false;
+    // A short read of a regular file is its end: no second read to be told so (a small file is one pread).
+    if (bytesRead < buf.length) break;
   }
   if (pendingLine) {
     if (line >= offset && line < end) keep(Buffer.concat(current));

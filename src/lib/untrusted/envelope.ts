@@ -25,6 +25,7 @@
  * and `.sql` could not read them; their string values still go through
  * `sanitizeUntrustedValue`, and the handle carries `untrusted: true`.
  */
+import { isAscii } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 
 export const ENVELOPE_OPEN = '<<<EXTERNAL_UNTRUSTED_CONTENT';
@@ -87,6 +88,55 @@ export function sanitizeUntrustedText(text: string): string {
   // Fast paths with the same result: megabyte pages are the common case for web_fetch.
   const visible = NOT_PLAIN_ASCII.test(text) ? stripInvisible(text.normalize('NFKC')) : text;
   return MARKER_WORD.test(visible) ? visible.replace(MARKER, DEFUSED_MARKER) : visible;
+}
+
+const UNTRUSTED_TAIL = [0x6e, 0x74, 0x72, 0x75, 0x73, 0x74, 0x65, 0x64]; // "ntrusted"
+
+/** Byte `i` of `bytes` (known to be ASCII) is printable, tab, LF or CR, and does not start "untrusted" in any case. */
+function cleanAsciiByte(bytes: Uint8Array, i: number): boolean {
+  const c = bytes[i]!;
+  if (c < 0x20) return c === 0x09 || c === 0x0a || c === 0x0d;
+  if (c === 0x7f) return false;
+  if ((c | 0x20) === 0x75 && i + 8 < bytes.length) {
+    let j = 0;
+    while (j < 8 && (bytes[i + 1 + j]! | 0x20) === UNTRUSTED_TAIL[j]) j++;
+    if (j === 8) return false;
+  }
+  return true;
+}
+
+/**
+ * True only when `bytes` are printable ASCII, tab, LF and CR and nowhere spell
+ * "untrusted" (in any case): their text (UTF-8 and latin1 decode them alike) is
+ * then exactly what {@link sanitizeUntrustedText} returns for it, so a caller may
+ * skip decoding and sanitizing a megabyte body. Conservative: false does not mean
+ * the sanitizer would change anything. One pass, four bytes at a time: a word with
+ * no control byte, DEL or u/U is passed whole (the per-byte check runs on the rest).
+ * test/untrusted/clean-ascii.test.ts holds it to that definition over random and
+ * adversarial bytes.
+ */
+export function isCleanAscii(bytes: Uint8Array): boolean {
+  if (!isAscii(bytes)) return false;
+  const n = bytes.length;
+  const head = Math.min(n, (4 - (bytes.byteOffset & 3)) & 3);
+  for (let i = 0; i < head; i++) if (!cleanAsciiByte(bytes, i)) return false;
+  const count = (n - head) >> 2;
+  const words = count === 0 ? new Uint32Array(0) : new Uint32Array(bytes.buffer, bytes.byteOffset + head, count);
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k]!;
+    // Has a byte < 0x20; has a byte 0x7f; has a byte u or U (all bytes are < 0x80 here, so no false negatives).
+    const low = (w - 0x20202020) & ~w & 0x80808080;
+    const x = w ^ 0x7f7f7f7f;
+    const del = (x - 0x01010101) & ~x & 0x80808080;
+    const y = (w | 0x20202020) ^ 0x75757575;
+    const u = (y - 0x01010101) & ~y & 0x80808080;
+    if ((low | del | u) !== 0) {
+      const base = head + (k << 2);
+      for (let i = base; i < base + 4; i++) if (!cleanAsciiByte(bytes, i)) return false;
+    }
+  }
+  for (let i = head + (words.length << 2); i < n; i++) if (!cleanAsciiByte(bytes, i)) return false;
+  return true;
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 
-import { sanitizeUntrustedText, sanitizeUntrustedValue, wrapUntrusted } from '../untrusted/envelope.js';
+import { isCleanAscii, sanitizeUntrustedText, sanitizeUntrustedValue, wrapUntrusted } from '../untrusted/envelope.js';
 import type { ResultKind } from '../resultref/materialize.js';
 import type { DomDocument, DomElement, DomNode } from './dom.js';
 import { stripHidden } from './hidden.js';
@@ -51,13 +51,21 @@ const UTF8_BOM = 0xfeff;
  * maximal subpart; test/web/decode-text.test.ts holds the two equal over
  * random and adversarial bytes), and the leading BOM dropped as TextDecoder does.
  */
-export function decodeText(body: Buffer, contentType: string): string {
-  let decoder: InstanceType<typeof TextDecoder>;
+function decoderOf(contentType: string): InstanceType<typeof TextDecoder> {
   try {
-    decoder = new TextDecoder(charsetOf(contentType));
+    return new TextDecoder(charsetOf(contentType));
   } catch {
-    decoder = new TextDecoder('utf-8');
+    return new TextDecoder('utf-8');
   }
+}
+
+/** Whether decodeText reads this content type as UTF-8 (its charset, or an unknown label's fallback). */
+function decodesAsUtf8(contentType: string): boolean {
+  return decoderOf(contentType).encoding === 'utf-8';
+}
+
+export function decodeText(body: Buffer, contentType: string): string {
+  const decoder = decoderOf(contentType);
   if (decoder.encoding !== 'utf-8') return decoder.decode(body);
   const text = body.toString('utf8');
   return text.charCodeAt(0) === UTF8_BOM ? text.slice(1) : text;
@@ -69,8 +77,9 @@ export function decodeText(body: Buffer, contentType: string): string {
  * undefined (the caller encodes): a megabyte is not encoded back into the
  * bytes it came from.
  */
-function bodyBytesOf(text: string, raw: string, body: Buffer): Buffer | undefined {
-  if (text !== raw || body.length < 3 || (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) || !isUtf8(body)) return undefined;
+function bodyBytesOf(text: string, raw: string, body: Buffer, utf8: boolean): Buffer | undefined {
+  // The body's bytes are the text's UTF-8 only when they were decoded as UTF-8 (not, say, as windows-1252).
+  if (!utf8 || text !== raw || body.length < 3 || (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) || !isUtf8(body)) return undefined;
   return body;
 }
 
@@ -79,8 +88,8 @@ function bodyBytesOf(text: string, raw: string, body: Buffer): Buffer | undefine
  * and tail encoded, the body's own bytes between them; undefined when
  * `wrapped` is not `head + raw + tail` or the body's bytes are not `raw`'s.
  */
-function envelopeBytesOf(wrapped: string, text: string, raw: string, body: Buffer): Buffer | undefined {
-  const inner = bodyBytesOf(text, raw, body);
+function envelopeBytesOf(wrapped: string, text: string, raw: string, body: Buffer, utf8: boolean): Buffer | undefined {
+  const inner = bodyBytesOf(text, raw, body, utf8);
   if (!inner) return undefined;
   const start = wrapped.indexOf('\n') + 1;
   if (start === 0 || !wrapped.startsWith(raw, start)) return undefined;
@@ -199,14 +208,71 @@ function blockText(root: DomElement): string {
     .trim();
 }
 
+/** Letters and signs a marker can be spelt with before its word "untrusted" (see MARKER in the envelope module). */
+const MARKER_RUN = new Uint8Array(128);
+for (const c of '<_-. \t\n\rendxtralusENDXTRALUS') MARKER_RUN[c.charCodeAt(0)] = 1;
+/** Bytes decoded past maxChars in the text fast path: where a marker that starts before the cut would have to end. */
+const FAST_TEXT_MARGIN = 1024;
+
+/**
+ * CSV and text bodies that are clean ASCII (printable, tab, LF, CR; never the
+ * word "untrusted"): the sanitizer would return their text unchanged, so the
+ * body is neither decoded whole nor scanned by the sanitizer's regexes. A CSV
+ * payload is the body's own bytes (its text decoded only if asked for); a text
+ * body over maxChars is decoded only up to the cut plus a margin that shows no
+ * envelope marker can start before the cut. Exactly the slow path's result
+ * (test/web/extract-fast-path.test.ts compares them over random and adversarial
+ * bodies); undefined sends the body down the slow path.
+ */
+function cleanAsciiFastPath(body: Buffer, kind: 'csv' | 'text', maxChars: number, bytesCut: boolean, envelope: (text: string) => string): Extracted | undefined {
+  if (kind === 'csv') {
+    if (!isCleanAscii(body)) return undefined;
+    let end = body.length;
+    if (bytesCut) {
+      const nl = body.lastIndexOf(0x0a);
+      if (nl !== -1) end = nl + 1;
+    }
+    const bytes = body.subarray(0, end);
+    let text: string | undefined;
+    const decoded = (): string => (text ??= bytes.toString('latin1'));
+    return {
+      kind: 'csv',
+      title: '',
+      get content() {
+        return decoded();
+      },
+      get text() {
+        return decoded();
+      },
+      cut: false,
+      bytes,
+    };
+  }
+  // Text under the cut: the slow path reuses the body's bytes already; only the cut is worth a fast path.
+  if (body.length <= maxChars) return undefined;
+  const prefix = body.subarray(0, Math.min(body.length, maxChars + FAST_TEXT_MARGIN));
+  if (!isCleanAscii(prefix)) return undefined;
+  // A marker starting before the cut and naming "untrusted" past the prefix would run through
+  // every byte between: one byte it cannot contain, past the cut, rules that out.
+  let stop = false;
+  for (let i = maxChars; i < prefix.length && !stop; i++) stop = MARKER_RUN[prefix[i]!] === 0;
+  if (!stop) return undefined;
+  const wrapped = envelope(prefix.toString('latin1', 0, maxChars));
+  return { kind: 'text', title: '', content: wrapped, text: wrapped, cut: true };
+}
+
 /**
  * The script-facing payload of a body. `maxChars` bounds extracted text
  * (html, text); data kinds are bounded by maxResponseBytes upstream and go
  * to a ResultRef when big, so a dataset is never cut mid-row by a char count.
  */
-export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean): Promise<Extracted> {
-  const raw = decodeText(body, contentType);
+export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, options: { noFastPath?: boolean } = {}): Promise<Extracted> {
   const envelope = (text: string): string => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl });
+  if (!options.noFastPath && (kind === 'csv' || kind === 'text') && decodesAsUtf8(contentType)) {
+    const fast = cleanAsciiFastPath(body, kind, maxChars, bytesCut, envelope);
+    if (fast) return fast;
+  }
+  const raw = decodeText(body, contentType);
   if (kind === 'html') {
     const page = await extractHtml(raw, finalUrl);
     const { text, cut } = cutChars(sanitizeUntrustedText(page.text), maxChars);
@@ -241,11 +307,11 @@ export async function extractBody(body: Buffer, kind: BodyKind, contentType: str
   if (kind === 'csv') {
     let text = sanitizeUntrustedText(raw);
     if (bytesCut && text.includes('\n')) text = text.slice(0, text.lastIndexOf('\n') + 1);
-    const bytes = bodyBytesOf(text, raw, body);
+    const bytes = bodyBytesOf(text, raw, body, decodesAsUtf8(contentType));
     return { kind: 'csv', title: '', content: text, text, cut: false, ...(bytes ? { bytes } : {}) };
   }
   const { text, cut } = cutChars(sanitizeUntrustedText(raw), maxChars);
   const wrapped = envelope(text);
-  const bytes = envelopeBytesOf(wrapped, text, raw, body);
+  const bytes = envelopeBytesOf(wrapped, text, raw, body, decodesAsUtf8(contentType));
   return { kind: 'text', title: '', content: wrapped, text: wrapped, cut, ...(bytes ? { bytes } : {}) };
 }

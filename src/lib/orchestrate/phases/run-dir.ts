@@ -8,6 +8,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'n
 import { join } from 'node:path';
 
 import type { ResolvedAgent } from '../../config/load.js';
+import { HeldRoot } from '../../confine/index.js';
 import type { AgentSurface } from '../../policy/surface.js';
 import { createResultStore, type ResultStore } from '../../resultref/materialize.js';
 import type { ToolContext } from '../../tools/context.js';
@@ -64,10 +65,15 @@ export function toolContext(runId: string, agent: ResolvedAgent, agentJail: Agen
   const root = process.getuid?.() === 0;
   const budget = { remainingBytes: limits.resultRunMb * 1024 * 1024 };
   const results = createResultStore(dir.resultsDir, { budget, maxFileBytes: limits.resultFileMb * 1024 * 1024 });
+  // The workspace root is opened on the first file call and held until the run ends (no open/close per call).
+  const workspaceRoot = new HeldRoot(agentJail.workspaceReal);
+  if (runEnded.aborted) workspaceRoot.close();
+  else runEnded.addEventListener('abort', () => workspaceRoot.close(), { once: true });
   return {
     runId,
     agentId: agent.id,
     workspaceReal: agentJail.workspaceReal,
+    workspaceRoot,
     jail: { uid: agentJail.hostUid, gid: root ? agentJail.hostUid : (process.getgid?.() ?? agentJail.hostUid) },
     jailWorkspace: JAIL_WORKSPACE,
     writesDir: dir.writesDir,

@@ -466,10 +466,15 @@ const MAX_FRAME_BYTES = Number(process.env.COMIS_FRAME_LIMIT) || 64 * 1024; // t
 // on the first and uncorked once the tick's other callbacks ran.
 let corked = false;
 
+// The bearer, read from the environment once (each process.env read is a lookup in the C++ environment).
+let bearer: string | undefined;
+
 function call(method: string, params: unknown, tool?: string): Promise<unknown> {
   const id = nextId++;
-  const frame = JSON.stringify({ id, bearer: process.env.COMIS_CAP_LEASE, method, params }) + '\n';
-  if (Buffer.byteLength(frame) > MAX_FRAME_BYTES) {
+  bearer ??= process.env.COMIS_CAP_LEASE;
+  const frame = JSON.stringify({ id, bearer, method, params }) + '\n';
+  // A UTF-8 byte is at most 3 per UTF-16 unit: a short frame needs no byte count.
+  if (frame.length * 3 > MAX_FRAME_BYTES && Buffer.byteLength(frame) > MAX_FRAME_BYTES) {
     return Promise.reject(new ComisToolError('frame_too_large', (tool ?? method) + ': the request is ' + Buffer.byteLength(frame) + ' bytes, over the capability socket limit of ' + MAX_FRAME_BYTES + ' bytes', tool));
   }
   const socket = connect();
