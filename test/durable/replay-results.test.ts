@@ -41,7 +41,7 @@ console.log(JSON.stringify((await big.grep('line 0000000000007')).map((m) => m.l
 try { await comis_tools.mcp.edge.no_such_tool({}); } catch (err) { console.log('refused ' + err.code); }
 `;
 
-describe('replay of MCP calls', () => {
+describe('replay of MCP calls', { timeout: 180_000 }, () => {
   it('records each MCP call and tool list, and the replay answers them from the recording without starting a server', () => {
     const { h, startLog } = mcpDurableHome();
     const orig = h.run(['orchestrate', h.script('mcp.mjs', MCP_SCRIPT), '--json']);
@@ -106,7 +106,7 @@ console.log('end');`,
   });
 });
 
-describe('replay of ResultRef files', () => {
+describe('replay of ResultRef files', { timeout: 180_000 }, () => {
   const SLICES = `import { comis_tools } from './comis_tools.js';
 const r = await comis_tools.read({ path: 'data.json' });
 console.log(r.type + ' ' + r.kind + ' ' + r.bytes);
@@ -144,5 +144,38 @@ console.log((await r.grep('item-0042')).length);
     rmSync(join(h.home, 'durable', runId, 'results'), { recursive: true });
     const rep = h.run(['replay', runId, '--json']);
     expect(parseJson(rep.stdout).result.verdict).not.toBe('identical');
+  });
+
+  it('a call to a server the original run never reached is a replay_divergence at its index, not a server start', { timeout: 240_000 }, () => {
+    const startLog = join(tempDir('comis-edge-log-'), 'starts');
+    const yaml = mcpConfigYaml({ default: ['edge', 'everything'] }, { edgeEnv: { EDGE_START_LOG: startLog } }).replace('    autonomy:\n', DURABLE);
+    const h = makeHome(yaml);
+    writeFileSync(join(h.workspace(), 'which.txt'), 'edge\n');
+    // The script reads its branch from the workspace itself (not through a tool), so the replay can take the other one.
+    const script = h.script(
+      'branch.mjs',
+      `import { readFileSync } from 'node:fs';
+import { comis_tools } from './comis_tools.js';
+const which = readFileSync('which.txt', 'utf8').trim();
+try {
+  const r = which === 'edge' ? await comis_tools.mcp.edge.echo({ message: 'x' }) : await comis_tools.mcp.everything.echo({ message: 'x' });
+  console.log('echoed ' + r.type);
+} catch (e) { console.log('threw ' + e.code); }`,
+    );
+    const orig = h.run(['orchestrate', script, '--json']);
+    expect(orig.status, orig.stderr).toBe(0);
+    const { runId, stdout } = parseJson(orig.stdout).result;
+    expect(stdout).toBe('echoed McpResult\n');
+    expect(starts(startLog)).toBe(1);
+    // Control: with the branch unchanged the replay is identical.
+    expect(parseJson(h.run(['replay', runId, '--json']).stdout).result.verdict).toBe('identical');
+
+    writeFileSync(join(h.workspace(), 'which.txt'), 'everything\n');
+    const rep = h.run(['replay', runId, '--json']);
+    expect(rep.status).toBe(1);
+    const report = parseJson(rep.stdout).result;
+    expect(report).toMatchObject({ verdict: 'replay_divergence', divergence: { index: 0, tool: 'mcp:everything', recordedTool: 'mcp:edge.echo', why: 'tool' } });
+    expect(report.stdout).toBe('threw replay_divergence\n');
+    expect(starts(startLog)).toBe(1);
   });
 });

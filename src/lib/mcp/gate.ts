@@ -37,7 +37,8 @@ export interface McpGateSurface {
   allow: McpAllowlist;
   /** Whether a server of that name is configured under mcp.servers. */
   configured(server: string): boolean;
-  listTools(server: string): Promise<McpToolInfo[]>;
+  /** The server's tools; `forCall` when a script's call is being checked (not a describe() digest). */
+  listTools(server: string, forCall?: boolean): Promise<McpToolInfo[]>;
   /** Calls the tool and returns what the script receives (data, maybe a ResultRef). */
   call(server: string, tool: string, args: Record<string, unknown>): Promise<unknown>;
 }
@@ -102,7 +103,7 @@ export async function handleMcpRequest(method: string, params: unknown, ctx: Mcp
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new CapCallError('invalid_params', `comis_tools.mcp.${server}.${tool}: the arguments must be an object`);
   let tools: McpToolInfo[];
   try {
-    tools = await surface.listTools(server);
+    tools = await surface.listTools(server, true);
   } catch (err) {
     ctx.audit(`mcp:${server}.${tool}`, 'orch:mcp', 'deny', 'unknown_tool');
     throw mcpCallError(err);

@@ -257,9 +257,9 @@ export class DurableRun {
     return {
       allow: surface.allow,
       configured: (server) => surface.configured(server),
-      listTools: async (server) => {
+      listTools: async (server, forCall) => {
         try {
-          const tools = await surface.listTools(server);
+          const tools = await surface.listTools(server, forCall);
           this.keepToolList(server, { tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) });
           return tools;
         } catch (err) {

@@ -85,8 +85,16 @@ export function createReplay(calls: readonly RecordedCall[], log: ReplayLog, age
   const mcp: McpGateSurface = {
     allow: parseAllowlist(agent.config.autonomy.mcp?.allow),
     configured: (server) => Object.hasOwn(servers, server),
-    listTools: async (server) => {
+    listTools: async (server, forCall) => {
       const list = Object.hasOwn(toolLists, server) ? toolLists[server] : undefined;
+      if (!list && forCall) {
+        // The script calls a server the original run never reached: the replay has left the
+        // recording at this call (a describe() digest asking for it is not a call).
+        const index = next;
+        const rec = byIndex.get(index);
+        log.calls.push({ index, tool: `mcp:${server}`, ...(rec ? { recordedTool: rec.tool } : {}), match: false });
+        throw diverge(index, `mcp:${server}`, rec ? 'tool' : 'extra_call', rec);
+      }
       if (!list) throw new CapCallError('mcp_unavailable', `a replay starts no MCP server, and the original run never asked "${server}" for its tools`);
       if ('error' in list) throw new CapCallError(list.error.code, list.error.message);
       return list.tools;
