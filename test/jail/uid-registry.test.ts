@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
 import { DEFAULT_JAIL_UID_RANGE, HASHED_JAIL_UID_RANGE, checkJailUidRange, hashJailUid, isReservedId, jailUidPolicy, readReservedIds, type HostIdSources } from '../../src/lib/jail/uid-registry.js';
-import { lookupJailUid, registerJailUid } from '../../src/lib/store/jail-uids.js';
+import { lookupJailUid, registerJailUid, USED_AT_GRANULARITY_MS } from '../../src/lib/store/jail-uids.js';
 import { openStore } from '../../src/lib/store/store.js';
 import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
@@ -134,6 +134,27 @@ describe('jail uid registry (real SQLite)', () => {
       expect(lookupJailUid(store.db, '/ws/b')).toBe(b);
       // The UNIQUE column is the backstop: no row can take a uid another holds.
       expect(() => store.db.prepare('INSERT INTO jail_uids VALUES (?, ?, 0, 0)').run('/ws/c', a)).toThrow(/UNIQUE/);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a run that only confirms its uid writes nothing unless the used_at mark is an hour old', () => {
+    const store = openStore({ home: tempDir() });
+    try {
+      const p = policy();
+      const t0 = 1_700_000_000_000;
+      const uid = registerJailUid(store.db, '/ws/a', p, t0);
+      const changes = (): number => (store.db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+      const usedAt = (): unknown => store.db.prepare('SELECT used_at FROM jail_uids WHERE workspace = ?').pluck().get('/ws/a');
+      const before = changes();
+      expect(registerJailUid(store.db, '/ws/a', p, t0 + USED_AT_GRANULARITY_MS - 1)).toBe(uid);
+      expect(changes()).toBe(before);
+      expect(usedAt()).toBe(t0);
+      // Control: an hour later the mark moves.
+      expect(registerJailUid(store.db, '/ws/a', p, t0 + USED_AT_GRANULARITY_MS)).toBe(uid);
+      expect(changes()).toBe(before + 1);
+      expect(usedAt()).toBe(t0 + USED_AT_GRANULARITY_MS);
     } finally {
       store.close();
     }

@@ -140,7 +140,6 @@ class Measurer {
   alive = true;
 
   constructor() {
-    this.worker.unref();
     this.worker.on('message', (u: TreeUsage) => this.settle(u));
     // A worker that died cannot vouch for anything: over.
     this.worker.on('error', () => {
@@ -151,6 +150,9 @@ class Measurer {
       this.alive = false;
       this.settle({ bytes: 0, entries: 0, over: true, violation: 'unreadable' });
     });
+    // Last: a 'message' listener added after unref() refs the worker's port again, and an idle
+    // worker kept for the next run would then hold the process open.
+    this.worker.unref();
   }
 
   get busy(): boolean {

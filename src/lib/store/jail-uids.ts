@@ -10,6 +10,9 @@
 import { ComisError } from '../errors.js';
 import type { Database } from './store.js';
 
+/** `used_at` (when a workspace's uid was last confirmed by a run) is kept to this precision. */
+export const USED_AT_GRANULARITY_MS = 60 * 60 * 1000;
+
 /** What the registry needs of the uid policy. */
 export interface UidChooser {
   /** May a workspace keep this uid (still in range, still nobody's)? */
@@ -27,14 +30,16 @@ export interface UidChooser {
  * is the backstop.
  */
 export function registerJailUid(db: Database, workspaceReal: string, chooser: UidChooser, now = Date.now()): number {
-  const get = db.prepare('SELECT uid FROM jail_uids WHERE workspace = ?');
+  const get = db.prepare('SELECT uid, used_at AS usedAt FROM jail_uids WHERE workspace = ?');
   const touch = db.prepare('UPDATE jail_uids SET used_at = ? WHERE workspace = ?');
   const others = db.prepare('SELECT uid FROM jail_uids WHERE workspace != ?');
   const upsert = db.prepare('INSERT INTO jail_uids (workspace, uid, allocated_at, used_at) VALUES (?, ?, ?, ?) ON CONFLICT(workspace) DO UPDATE SET uid = excluded.uid, allocated_at = excluded.allocated_at, used_at = excluded.used_at');
   const allocate = db.transaction((): number => {
-    const row = get.get(workspaceReal) as { uid: number } | undefined;
+    const row = get.get(workspaceReal) as { uid: number; usedAt: number | null } | undefined;
     if (row && chooser.acceptable(row.uid)) {
-      touch.run(now, workspaceReal);
+      // Hour granularity: a run that only confirms its uid writes nothing (no WAL frame, nothing
+      // for the connection's close to checkpoint and fsync) unless the mark is an hour old.
+      if (row.usedAt === null || now - row.usedAt >= USED_AT_GRANULARITY_MS || now < row.usedAt) touch.run(now, workspaceReal);
       return row.uid;
     }
     const taken = (others.all(workspaceReal) as { uid: number }[]).map((r) => r.uid);
