@@ -3,7 +3,7 @@
 // dependencies inside run(); `--version` and `--help` answer without loading oclif, and
 // plain `comis orchestrate` invocations skip oclif too (same flag table; any
 // help, unknown flag or usage error goes through the oclif command).
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 const argv = process.argv.slice(2);
 const userAgent = () => `comis/${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version} ${process.platform}-${process.arch} node-${process.version}`;
@@ -15,6 +15,24 @@ const rootHelp = () => {
     return readFileSync(new URL('../dist/help/root.txt', import.meta.url), 'utf8');
   } catch {
     return undefined;
+  }
+};
+// The `skill scan` fast path as one bundled module (scripts/build-skill-scan-bundle.mjs) while it is
+// current: every dist file it was built from has the recorded size and is not newer than it.
+// Else (missing, or dist rebuilt without it by `npm run build:fast`) the modules themselves.
+const skillScanModule = () => {
+  try {
+    const dist = new URL('../dist/', import.meta.url);
+    const bundle = new URL('cli/fast-skill-scan.bundle.js', dist);
+    const builtAt = statSync(bundle).mtimeMs;
+    const { inputs } = JSON.parse(readFileSync(new URL('cli/fast-skill-scan.bundle.json', dist), 'utf8'));
+    for (const [path, size] of Object.entries(inputs)) {
+      const stat = statSync(new URL(path, dist));
+      if (stat.size !== size || stat.mtimeMs > builtAt) return '../dist/cli/fast-skill-scan.js';
+    }
+    return bundle.href;
+  } catch {
+    return '../dist/cli/fast-skill-scan.js';
   }
 };
 let help;
@@ -29,7 +47,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     done = await tryFastOrchestrate(argv.slice(1));
   } else if (argv[0] === 'skill' && argv[1] === 'scan') {
     // Plain paths with --format, --fail-on, --json (see fast-skill-scan.ts); anything else goes to oclif.
-    const { tryFastSkillScan } = await import('../dist/cli/fast-skill-scan.js');
+    const { tryFastSkillScan } = await import(skillScanModule());
     done = await tryFastSkillScan(argv.slice(2));
   } else if ((argv[0] === 'explain' && argv[1] === '--last') || (argv[0] === 'jail' && argv[1] === 'probe') || argv[0] === 'fleet') {
     // Exactly `explain --last` / `jail probe` / `fleet [--since X]`, each with an optional trailing --json (see fast-commands.ts).

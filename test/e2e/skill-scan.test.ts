@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -122,7 +122,9 @@ describe('comis skill scan (e2e)', () => {
     expect(loaded.filter((m) => /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\//.test(m))).toEqual([]);
     // Plain paths with --format: bin/comis.js's fast path, no oclif and no command class.
     expect(loaded.filter((m) => m.includes('/dist/commands/') || m.includes('@oclif/core'))).toEqual([]);
-    expect(loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.js'))).toBe(true);
+    // ...as the one bundled module (scripts/build-skill-scan-bundle.mjs), not the scanner's modules.
+    expect(loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.bundle.js'))).toBe(true);
+    expect(loaded.filter((m) => m.includes('/dist/lib/') || m.endsWith('/dist/cli/fast-skill-scan.js'))).toEqual([]);
     // Control: a flag outside the fast list (--root) goes through oclif and this command only.
     const slowTrace = join(tempDir(), 'trace.txt');
     runComis(['skill', 'scan', 'skills', '--root', '.'], {
@@ -132,6 +134,48 @@ describe('comis skill scan (e2e)', () => {
     });
     const slow = readFileSync(slowTrace, 'utf8').split('\n');
     expect(slow.filter((m) => m.includes('/dist/commands/')).map((m) => m.replace(/^.*\/dist\/commands\//, ''))).toEqual(['skill/scan.js']);
+  });
+
+  it('uses the fast-path bundle only while it is current: a missing bundle or a changed or newer dist file loads the modules, same output', () => {
+    // A copy of the package (dist with its mtimes), so the repository's build is left alone.
+    const pkg = tempDir();
+    for (const entry of ['bin', 'dist', 'package.json']) cpSync(join(repoRoot, entry), join(pkg, entry), { recursive: true, preserveTimestamps: true });
+    symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'));
+    const cwd = workspace({ ...critical, ...warnOnly });
+    const scan = (): { loaded: string[]; status: number | null; stdout: string } => {
+      const trace = join(tempDir(), 'trace.txt');
+      const res = spawnSync(process.execPath, [join(pkg, 'bin/comis.js'), 'skill', 'scan', 'skills', '--format', 'json'], {
+        cwd,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: tempDir(), COMIS_HOME: tempDir(), NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: trace },
+      });
+      return { loaded: readFileSync(trace, 'utf8').split('\n'), status: res.status, stdout: res.stdout };
+    };
+    const bundled = (loaded: string[]): boolean => loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.bundle.js'));
+    const modules = (loaded: string[]): boolean => loaded.some((m) => m.endsWith('/dist/lib/skills/scanner.js'));
+    const fresh = scan();
+    expect(fresh.status).toBe(1);
+    expect(JSON.parse(fresh.stdout).summary.critical).toBeGreaterThan(0);
+    expect([bundled(fresh.loaded), modules(fresh.loaded)]).toEqual([true, false]);
+    const bundle = join(pkg, 'dist/cli/fast-skill-scan.bundle.js');
+    const scanner = join(pkg, 'dist/lib/skills/scanner.js');
+    const later = new Date(statSync(bundle).mtimeMs + 5000);
+    // A dist file rewritten after the bundle (as `npm run build:fast` does), same bytes.
+    utimesSync(scanner, later, later);
+    const newer = scan();
+    expect([bundled(newer.loaded), modules(newer.loaded), newer.status, newer.stdout]).toEqual([false, true, 1, fresh.stdout]);
+    // Same age as the bundle but another size (an edit that kept the mtime).
+    const old = new Date(statSync(bundle).mtimeMs - 5000);
+    utimesSync(scanner, old, old);
+    expect(bundled(scan().loaded)).toBe(true);
+    appendFileSync(scanner, '\n');
+    utimesSync(scanner, old, old);
+    const resized = scan();
+    expect([bundled(resized.loaded), modules(resized.loaded), resized.stdout]).toEqual([false, true, fresh.stdout]);
+    // No bundle at all.
+    rmSync(bundle);
+    const missing = scan();
+    expect([bundled(missing.loaded), modules(missing.loaded), missing.stdout]).toEqual([false, true, fresh.stdout]);
   });
 
   it('the fast path prints exactly what the oclif command prints (report, warnings, envelopes, exit codes)', () => {

@@ -1,7 +1,9 @@
 /**
  * Frontmatter of a SKILL.md, checked against the Agent Skills specification.
  * Parsed with the `yaml` package (core schema, no custom tags): it never
- * evaluates code, unlike front-matter engines with a `---js` mode. Spec
+ * evaluates code, unlike front-matter engines with a `---js` mode. One-line
+ * `key: value` frontmatters are read without it, to the same result (the
+ * package is loaded only for the others). Spec
  * problems are reported as SPEC_* findings, a separate class from security
  * findings (WARN by default).
  */

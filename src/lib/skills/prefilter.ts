@@ -229,7 +229,12 @@ export class TriggerAutomaton {
   /** Character class of each ASCII code (upper-case letters share their lower case's); 0 for characters no trigger has. */
   private readonly classes: Uint8Array;
   private readonly width: number;
-  /** The DFA, filled on first use: next[state * width + class], -1 until known. */
+  /** The trie: goto[state * width + class] is the child + 1, 0 where it has no edge. */
+  private readonly goto: Int32Array;
+  /**
+   * The DFA, filled on first use: next[state * width + class] is the next state + 1, 0 until
+   * known (both tables start as the zeroed memory of a fresh array: no pass to fill them).
+   */
   private readonly next: Int32Array;
   /** Failure link of each state (the longest proper suffix that is a trie state). */
   private readonly fail: Int32Array;
@@ -252,9 +257,8 @@ export class TriggerAutomaton {
       }
     }
     for (let c = 65; c <= 90; c++) classes[c] = classes[c + 32]!;
-    // The trie: goto[state * width + class], -1 where it has no edge.
-    const goto = new Int32Array(total * width).fill(-1);
-    const outs: Map<number, number>[] = [new Map()]; // rule -> length of its longest trigger ending here
+    const goto = new Int32Array(total * width);
+    const outs: (Map<number, number> | undefined)[] = [undefined]; // rule -> length of its longest trigger ending here
     const children: number[][] = [[]]; // per state: class, child, class, child...
     let states = 1;
     rules.forEach((rule, r) => {
@@ -263,20 +267,22 @@ export class TriggerAutomaton {
         for (let k = 0; k < trigger.length; k++) {
           const c = classes[trigger.charCodeAt(k)]!;
           const at = s * width + c;
-          if (goto[at]! < 0) {
-            goto[at] = states++;
-            outs.push(new Map());
+          if (goto[at] === 0) {
+            goto[at] = ++states;
+            outs.push(undefined);
             children.push([]);
-            children[s]!.push(c, goto[at]!);
+            children[s]!.push(c, states - 1);
           }
-          s = goto[at]!;
+          s = goto[at]! - 1;
         }
-        outs[s]!.set(r, Math.max(outs[s]!.get(r) ?? 0, trigger.length));
+        const out = (outs[s] ??= new Map());
+        out.set(r, Math.max(out.get(r) ?? 0, trigger.length));
       }
     });
     this.classes = classes;
     this.width = width;
-    this.next = goto.slice(0, states * width);
+    this.goto = goto;
+    this.next = new Int32Array(states * width);
     this.fail = new Int32Array(states);
     // Failure links breadth first over the trie's edges; a state's outputs include its failure state's.
     const queue = [0];
@@ -288,21 +294,27 @@ export class TriggerAutomaton {
         const t = edges[e + 1]!;
         const f = s === 0 ? 0 : this.step(this.fail[s]!, c);
         this.fail[t] = f;
-        for (const [r, len] of outs[f]!) if (!outs[t]!.has(r)) outs[t]!.set(r, len);
+        const inherited = outs[f];
+        if (inherited) {
+          const out = (outs[t] ??= new Map());
+          for (const [r, len] of inherited) if (!out.has(r)) out.set(r, len);
+        }
         queue.push(t);
       }
     }
-    this.outRules = outs.map((m) => Int32Array.from(m.keys()));
-    this.outLengths = outs.map((m) => Int32Array.from(m.values()));
+    const none = new Int32Array(0);
+    this.outRules = outs.map((m) => (m ? Int32Array.from(m.keys()) : none));
+    this.outLengths = outs.map((m) => (m ? Int32Array.from(m.values()) : none));
   }
 
   /** The DFA transition from state `s` on class `c`, computed once (trie edge, else the failure state's). */
   private step(s: number, c: number): number {
     const at = s * this.width + c;
-    let t = this.next[at]!;
-    if (t >= 0) return t;
-    t = c === 0 || s === 0 ? 0 : this.step(this.fail[s]!, c);
-    this.next[at] = t;
+    const known = this.next[at]!;
+    if (known !== 0) return known - 1;
+    const child = this.goto[at]!;
+    const t = child !== 0 ? child - 1 : c === 0 || s === 0 ? 0 : this.step(this.fail[s]!, c);
+    this.next[at] = t + 1;
     return t;
   }
 
@@ -317,7 +329,7 @@ export class TriggerAutomaton {
       const c = text.charCodeAt(i);
       const k = c < 128 ? classes[c]! : 0;
       const t = next[s * width + k]!;
-      s = t >= 0 ? t : this.step(s, k);
+      s = t !== 0 ? t - 1 : this.step(s, k);
       if (s === 0) continue;
       const rules = outRules[s]!;
       if (rules.length === 0) continue;
