@@ -152,11 +152,13 @@ describe('leases', () => {
       const run = reg.mintRun(a.lease, { runId: `r-${i}`, socketId: `r-${i}`, ttlMs: 10_000 });
       if (i === 0) Object.assign(first, { assembly: a.lease.leaseId, bearer: run.bearer, run: run.lease.leaseId });
       // Control: while a run is live, its bearer authenticates and is redacted.
-      if (i === 0) expect(reg.authenticate(run.bearer, 'r-0')).toBeDefined();
+      expect(reg.authenticate(run.bearer, `r-${i}`)).toBeDefined();
       reg.revoke(a.lease.leaseId);
     }
     // 2 leases a run, each once registered: the registry and the guard hold the last KEPT only.
     expect(reg.size).toBe(REVOKED_LEASES_KEPT);
+    // The socket shortcut (last lease per socket) forgets each socket with its lease.
+    expect(reg.socketsRemembered).toBe(0);
     expect(registeredSecretCount() - guardBefore).toBeLessThanOrEqual(REVOKED_LEASES_KEPT);
     // The forgotten first run is still revoked, and its bearer still authenticates nothing.
     expect(reg.isRevoked(first.assembly)).toBe(true);

@@ -158,6 +158,11 @@ export class LeaseRegistry {
     return this.byId.size;
   }
 
+  /** Sockets whose last authenticated lease is remembered (each dropped when that lease is revoked). */
+  get socketsRemembered(): number {
+    return this.lastOnSocket.size;
+  }
+
   isRevoked(leaseId: string): boolean {
     return this.byId.get(leaseId)?.revoked ?? true;
   }
