@@ -8,22 +8,12 @@ import { KEEP_DAYS, windowSums, windowSumsUncached } from '../../src/lib/store/f
 import { openStore, type Store } from '../../src/lib/store/store.js';
 import { seedRun, type Call, type RunKind } from '../obs/seed.js';
 import { tempDir } from '../helpers/temp.js';
+import { prng } from '../helpers/prng.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2025, 5, 20, 13, 37, 0);
 const MIDNIGHT = Math.floor(NOW / DAY) * DAY;
-
-// A tiny deterministic PRNG: the same store on every run.
-function prng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
 
 const KINDS: RunKind[] = ['success', 'timeout', 'stdout_cap', 'nonzero_exit', 'deny', 'spawn_fail'];
 const DENIES: Call[] = [

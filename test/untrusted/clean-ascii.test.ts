@@ -8,16 +8,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { isCleanAscii, sanitizeUntrustedText } from '../../src/lib/untrusted/envelope.js';
-
-function prng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const definition = (b: Uint8Array): boolean => {
   for (const c of b) if (!((c >= 0x20 && c <= 0x7e) || c === 0x09 || c === 0x0a || c === 0x0d)) return false;

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { decodeText, extractBody } from '../../src/lib/web/extract.js';
-
-// A tiny deterministic PRNG: the same bytes on every run.
-function prng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const reference = (body: Buffer, label = 'utf-8'): string => new TextDecoder(label).decode(body);
 

@@ -8,16 +8,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { extractBody, type BodyKind } from '../../src/lib/web/extract.js';
-
-function prng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const url = 'http://127.0.0.1:1/page';
 // Envelope ids are random per call: compare with them folded.
