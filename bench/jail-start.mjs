@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { BARE_SYSTEM_TREE } from './lib/bare-jail.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const jail = await import(join(root, 'dist/lib/jail/spawn.js'));
 const runs = Math.max(20, Number(process.env.BENCH_RUNS ?? 25));
@@ -67,30 +69,7 @@ async function jailed(ws) {
   if (exit.code !== 0) throw new Error(`jailed node exited ${exit.code}`);
 }
 
-const bareBwrap = () =>
-  child(provider.binary, [
-    '--unshare-all',
-    '--die-with-parent',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    '--symlink',
-    'usr/lib',
-    '/lib',
-    '--symlink',
-    'usr/lib64',
-    '/lib64',
-    '--symlink',
-    'usr/bin',
-    '/bin',
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    node.jailPath,
-    '-e',
-    '0',
-  ]);
+const bareBwrap = () => child(provider.binary, ['--unshare-all', '--die-with-parent', ...BARE_SYSTEM_TREE, node.jailPath, '-e', '0']);
 const plain = () => child(node.hostPath, ['-e', '0']);
 
 async function time(fn) {

@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { BARE_SYSTEM_TREE } from './lib/bare-jail.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin/comis.js');
 const runs = Number(process.env.BENCH_RUNS ?? 15);
@@ -80,34 +82,7 @@ function once(cmd, args, opts = {}) {
 }
 const median = (s) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)];
 
-const bareBwrap = [
-  '--unshare-all',
-  '--die-with-parent',
-  '--new-session',
-  '--ro-bind',
-  '/usr',
-  '/usr',
-  '--symlink',
-  'usr/lib',
-  '/lib',
-  '--symlink',
-  'usr/lib64',
-  '/lib64',
-  '--symlink',
-  'usr/bin',
-  '/bin',
-  '--proc',
-  '/proc',
-  '--dev',
-  '/dev',
-  '--tmpfs',
-  '/tmp',
-  '--ro-bind',
-  hello,
-  '/hello.js',
-  process.execPath,
-  '/hello.js',
-];
+const bareBwrap = ['--unshare-all', '--die-with-parent', '--new-session', ...BARE_SYSTEM_TREE, '--tmpfs', '/tmp', '--ro-bind', hello, '/hello.js', process.execPath, '/hello.js'];
 const haveSrt = existsSync(srt);
 const subjects = [
   ['bare bwrap + node', () => once('bwrap', bareBwrap)],

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { BARE_SYSTEM_TREE } from './lib/bare-jail.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin/comis.js');
 const runs = Number(process.env.BENCH_RUNS ?? 15);
@@ -30,34 +32,7 @@ function time(cmd, args) {
   return samples[Math.floor(samples.length / 2)];
 }
 
-const bareBwrap = [
-  '--unshare-all',
-  '--die-with-parent',
-  '--new-session',
-  '--ro-bind',
-  '/usr',
-  '/usr',
-  '--symlink',
-  'usr/lib',
-  '/lib',
-  '--symlink',
-  'usr/lib64',
-  '/lib64',
-  '--symlink',
-  'usr/bin',
-  '/bin',
-  '--proc',
-  '/proc',
-  '--dev',
-  '/dev',
-  '--tmpfs',
-  '/tmp',
-  '--ro-bind',
-  hello,
-  '/hello.js',
-  process.execPath,
-  '/hello.js',
-];
+const bareBwrap = ['--unshare-all', '--die-with-parent', '--new-session', ...BARE_SYSTEM_TREE, '--tmpfs', '/tmp', '--ro-bind', hello, '/hello.js', process.execPath, '/hello.js'];
 const node = time(process.execPath, [hello]);
 const bwrap = time('bwrap', bareBwrap);
 const comis = time(process.execPath, [bin, 'orchestrate', hello]);
