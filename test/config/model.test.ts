@@ -77,5 +77,22 @@ describe('agents.<id>.model', () => {
       resolveAgent(await loadConfig({ home }), 'ops');
       expect(redactSecrets(`x ${key} y`)).toBe('x [REDACTED] y');
     });
+
+    it('for a bare model id, OPENAI_API_KEY is registered the same way', async () => {
+      const shorthandKey = 'sk-bare-model-guard-3e9d41';
+      expect(redactSecrets(`x ${shorthandKey} y`)).toBe(`x ${shorthandKey} y`);
+      const before = process.env.OPENAI_API_KEY;
+      process.env.OPENAI_API_KEY = shorthandKey;
+      try {
+        const home = tempDir();
+        writeFileSync(join(home, 'config.yaml'), 'agents:\n  ops:\n    model: gpt-5.1\n');
+        resolveAgent(await loadConfig({ home }), 'ops');
+        expect(redactSecrets(`x ${shorthandKey} y`)).toBe('x [REDACTED] y');
+      } finally {
+        if (before === undefined) delete process.env.OPENAI_API_KEY;
+        else process.env.OPENAI_API_KEY = before;
+        unregisterSecret(shorthandKey);
+      }
+    });
   });
 });
