@@ -1,49 +1,46 @@
 #!/usr/bin/env node
 // MCP tool-call round trip: BENCH_CALLS (default 1000) sequential calls of the edge fixture's
 // trivial `ping` tool
-//   (a) from INSIDE the jail, through the capability socket, the gate and comis's own MCP client;
+//   (a) from INSIDE the jail, as a script makes them: `comis_tools.mcp.edge.ping({})` through the
+//       generated SDK, the capability socket, the gate, comis's own MCP client and the result
+//       envelope;
 //   (b) from an in-process SDK client straight to the same server over stdio (no jail, no gate).
-// Prints p50/p99 of each, the p50 ratio (target <= 2x), and the server start cost per run
-// (the first call of a run, which starts the server, minus a warm call). Run after `npm run build`:
-//   node bench/mcp-rtt.mjs
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Both sides are warmed, then measured in alternating blocks of BENCH_BLOCK calls (default 100)
+// in the same run (bench/lib/turns.mjs): block b of (b), then block b of (a), and so on. The figure
+// is the median over the blocks of the paired ratio p50(a) / p50(b) (target <= 2x); the pooled
+// p50/p99 of each side are printed too. BENCH_RUNS (default 3) repeats the whole with a fresh
+// comis run (and a fresh server on each side); the paired ratios of every run are pooled. Also
+// the server start cost per run (the first call of a run, which starts the server, minus a warm
+// call). Run after `npm run build`:  node bench/mcp-rtt.mjs
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+import { JAIL_TURNS_SOURCE, median, pct, scriptTurn } from './lib/turns.mjs';
+
+// BENCH_ROOT: another checkout's build (its bin/comis.js), to compare two trees with the same bench.
+const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 1000);
-const runs = Number(process.env.BENCH_RUNS ?? 5);
-const edge = join(root, 'test/fixtures/mcp/edge-server.mjs');
+const block = Math.min(calls, Number(process.env.BENCH_BLOCK ?? 100));
+const blocks = Math.max(1, Math.round(calls / block));
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const warm = 50;
+const edge = join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/mcp/edge-server.mjs');
 const home = mkdtempSync(join(tmpdir(), 'comis-mcp-rtt-'));
+const workspace = join(home, 'workspaces', 'default');
+mkdirSync(workspace, { recursive: true });
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => `${(ms * 1000).toFixed(0)} µs`;
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
-// (b) in-process SDK client
-async function inProcess() {
-  const client = new Client({ name: 'bench', version: '0' });
-  const t0 = performance.now();
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [edge], stderr: 'ignore' }));
-  await client.listTools();
-  const start = performance.now() - t0;
-  for (let i = 0; i < 50; i++) await client.callTool({ name: 'ping', arguments: {} });
-  const lat = [];
-  for (let i = 0; i < calls; i++) {
-    const t = performance.now();
-    await client.callTool({ name: 'ping', arguments: {} });
-    lat.push(performance.now() - t);
-  }
-  await client.close();
-  return { lat: lat.sort((a, b) => a - b), start };
-}
-
-// (a) from inside the jail
 writeFileSync(
   join(home, 'config.yaml'),
   `mcp:\n  servers:\n    edge:\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(edge)}]\nagents:\n  default:\n    autonomy:\n      mcp:\n        allow: [edge.ping]\n`,
@@ -51,48 +48,79 @@ writeFileSync(
 const script = join(home, 'rtt.mjs');
 writeFileSync(
   script,
-  `import net from 'node:net';
-const s = net.createConnection(process.env.COMIS_ORCH_SOCKET);
-await new Promise((r) => s.on('connect', r));
-let buf = '', pending;
-s.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\\n')) !== -1) { const line = buf.slice(0, i); buf = buf.slice(i + 1); pending(JSON.parse(line)); } });
-let id = 0;
-const call = () => new Promise((r) => { pending = r; s.write(JSON.stringify({ id: ++id, bearer: process.env.COMIS_CAP_LEASE, method: 'mcp', params: { server: 'edge', tool: 'ping', args: {} } }) + '\\n'); });
+  `import { comis_tools } from './comis_tools.js';
+${JAIL_TURNS_SOURCE}
 let t = performance.now();
-const first = await call();
-if (!first.ok) throw new Error(JSON.stringify(first));
+await comis_tools.mcp.edge.ping({});
 const firstMs = performance.now() - t;
-for (let i = 0; i < 50; i++) await call();
-const lat = [];
-for (let i = 0; i < ${calls}; i++) { t = performance.now(); await call(); lat.push(performance.now() - t); }
-s.destroy();
-console.log(JSON.stringify({ firstMs, lat }));`,
+for (let i = 0; i < ${warm}; i++) await comis_tools.mcp.edge.ping({});
+for (let b = 0; b < ${blocks}; b++) {
+  await myTurn(b);
+  const lat = [];
+  for (let i = 0; i < ${block}; i++) { t = performance.now(); await comis_tools.mcp.edge.ping({}); lat.push(performance.now() - t); }
+  endTurn(b, b === 0 ? { lat, firstMs } : { lat });
+}
+`,
 );
-function jailed() {
-  const res = spawnSync(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], { env: { ...process.env, COMIS_HOME: home }, encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (res.status !== 0) throw new Error(`orchestrate failed: ${res.stderr}`);
-  const out = JSON.parse(res.stdout);
-  return { lat: out.lat.sort((a, b) => a - b), firstMs: out.firstMs };
+
+/** One run: a comis run in the jail and an in-process client, their blocks alternated. */
+async function oneRun() {
+  for (const f of readdirSync(workspace)) unlinkSync(join(workspace, f));
+  const client = new Client({ name: 'bench', version: '0' });
+  const t0 = performance.now();
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [edge], stderr: 'ignore' }));
+  await client.listTools();
+  const startIn = performance.now() - t0;
+  for (let i = 0; i < warm; i++) await client.callTool({ name: 'ping', arguments: {} });
+
+  const child = spawn(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
+    env: { ...process.env, COMIS_HOME: home },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const failed = exited.then((code) => {
+    throw new Error(`orchestrate exited ${code} before its blocks were done: ${stderr}`);
+  });
+
+  const pairs = [];
+  let firstMs;
+  for (let b = 0; b < blocks; b++) {
+    const inLat = [];
+    for (let i = 0; i < block; i++) {
+      const t = performance.now();
+      await client.callTool({ name: 'ping', arguments: {} });
+      inLat.push(performance.now() - t);
+    }
+    const jail = await Promise.race([scriptTurn(workspace, b), failed]);
+    if (jail.firstMs !== undefined) firstMs = jail.firstMs;
+    pairs.push({ inLat: inLat.sort((x, y) => x - y), jailLat: jail.lat.sort((x, y) => x - y) });
+  }
+  await client.close();
+  const code = await exited;
+  if (code !== 0) throw new Error(`orchestrate exited ${code}: ${stderr}`);
+  return { pairs, startIn, firstMs };
 }
 
 try {
-  const inproc = [];
-  const jail = [];
+  const all = [];
+  const starts = [];
   for (let r = 0; r < runs; r++) {
-    inproc.push(await inProcess());
-    jail.push(jailed());
+    const run = await oneRun();
+    all.push(...run.pairs);
+    starts.push({ startIn: run.startIn, startRun: run.firstMs - pct(run.pairs[0].jailLat, 0.5) });
   }
-  const p50In = median(inproc.map((x) => pct(x.lat, 0.5)));
-  const p99In = median(inproc.map((x) => pct(x.lat, 0.99)));
-  const p50Jail = median(jail.map((x) => pct(x.lat, 0.5)));
-  const p99Jail = median(jail.map((x) => pct(x.lat, 0.99)));
-  const startIn = median(inproc.map((x) => x.start));
-  const startRun = median(jail.map((x) => x.firstMs - pct(x.lat, 0.5)));
-  process.stdout.write(`MCP ping, ${calls} sequential calls, median of ${runs} runs\n`);
-  process.stdout.write(`  in-process SDK client : p50 ${fmt(p50In)}  p99 ${fmt(p99In)}\n`);
-  process.stdout.write(`  jail → socket → comis : p50 ${fmt(p50Jail)}  p99 ${fmt(p99Jail)}\n`);
-  process.stdout.write(`  p50 ratio (jail / in-process): ${(p50Jail / p50In).toFixed(2)}x (target <= 2x)\n`);
-  process.stdout.write(`  server start per run (first call minus a warm one): ${startRun.toFixed(1)} ms  (in-process connect + listTools: ${startIn.toFixed(1)} ms)\n`);
+  const ratios = all.map((p) => pct(p.jailLat, 0.5) / pct(p.inLat, 0.5));
+  const inAll = all.flatMap((p) => p.inLat).sort((a, b) => a - b);
+  const jailAll = all.flatMap((p) => p.jailLat).sort((a, b) => a - b);
+  const ratio = median(ratios);
+  process.stdout.write(`MCP ping, ${blocks * block} sequential calls a side per run in ${blocks} alternating blocks of ${block}, ${runs} run(s) (load ${load()})\n`);
+  process.stdout.write(`  in-process SDK client                  : p50 ${fmt(pct(inAll, 0.5))}  p99 ${fmt(pct(inAll, 0.99))}\n`);
+  process.stdout.write(`  jail: comis_tools.mcp.edge.ping → comis : p50 ${fmt(pct(jailAll, 0.5))}  p99 ${fmt(pct(jailAll, 0.99))}\n`);
+  process.stdout.write(`  paired block ratios p50 (jail / in-process): min ${Math.min(...ratios).toFixed(2)}x, median ${ratio.toFixed(2)}x, max ${Math.max(...ratios).toFixed(2)}x over ${ratios.length} pairs\n`);
+  process.stdout.write(`  p50 ratio, median of the paired blocks: ${ratio.toFixed(2)}x (target <= 2x) -> ${ratio <= 2 ? 'MET' : 'MISSED'}\n`);
+  process.stdout.write(`  server start per run (first call minus a warm one): ${median(starts.map((s) => s.startRun)).toFixed(1)} ms  (in-process connect + listTools: ${median(starts.map((s) => s.startIn)).toFixed(1)} ms)\n`);
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
