@@ -1,61 +1,77 @@
 #!/usr/bin/env node
-// Tool-call round trip over the capability socket, measured from INSIDE the jail:
-// p50/p99 of N sequential `read` calls of a small file (BENCH_CALLS, default 10000) and
-// throughput with 32 calls in flight; compared with a bare unix-socket echo in node
-// (no jail, no lease, no gate), measured in the same run (one after the other, not interleaved:
-// the jailed side is one orchestrate run). Also the gate alone, labelled: N calls of resume() in a
-// run without durability (allowed by the gate, answered durability_off with no I/O). Run after `npm run build`:  node bench/capsocket-rtt.mjs
-import { spawn, spawnSync } from 'node:child_process';
+// Tool-call round trip over the capability socket, measured from INSIDE the jail: BENCH_CALLS
+// (default 10000) sequential `read` calls of a small file, through the generated SDK; compared
+// with a bare unix-socket echo in node (its server in its own process, its client this process:
+// no jail, no lease, no gate). The two are measured in alternating blocks of BENCH_BLOCK calls
+// (default 1000) in the same run (bench/lib/turns.mjs): echo block b, then jail block b, and so on,
+// so the machine's load of a given moment weighs on both sides of a pair. The figures are the
+// medians over the blocks of the paired ratios p50(jail)/p50(echo) (target <= 2x) and
+// p99(jail)/p99(echo) (target <= 3x); the pooled p50/p99 of each side are printed too.
+// Then throughput: the jail with 32 calls in flight, the echo with 64, and both with 1 in flight
+// (from the blocks); and the gate alone, labelled: N calls of resume() in a run without
+// durability (allowed by the gate, answered durability_off with no I/O).
+// Run after `npm run build`:  node bench/capsocket-rtt.mjs
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+import { JAIL_TURNS_SOURCE, median, pct, scriptTurn } from './lib/turns.mjs';
+
+// BENCH_ROOT: another checkout's build (its bin/comis.js), to compare two trees with the same bench.
+const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 10_000);
+const block = Math.min(calls, Number(process.env.BENCH_BLOCK ?? 1000));
+const blocks = Math.max(1, Math.round(calls / block));
 const home = mkdtempSync(join(tmpdir(), 'comis-rtt-'));
+const ws = join(home, 'workspaces', 'default');
+mkdirSync(ws, { recursive: true });
+writeFileSync(join(ws, 'small.txt'), 'hello\n');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+const loadBefore = load();
 
-function pct(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-}
-
-// 1. Bare echo baseline: a node echo server in its own process, as the capability
-// socket's client (the jailed script) is in its own process.
-async function echoBaseline() {
-  const path = join(home, 'echo.sock');
-  const server = spawn(process.execPath, ['-e', `require('net').createServer((s) => s.on('data', (d) => s.write(d))).listen(${JSON.stringify(path)}, () => console.log('ready'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise((r) => server.stdout.once('data', r));
-  const sock = createConnection(path);
-  await new Promise((r) => sock.on('connect', r));
-  let pending = null;
-  let buf = '';
-  sock.setEncoding('utf8');
-  sock.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) !== -1) {
-      buf = buf.slice(i + 1);
-      pending();
-    }
+// The bare echo: a node echo server in its own process, as the capability socket's client (the
+// jailed script) is in its own process.
+const echoPath = join(home, 'echo.sock');
+const echoServer = spawn(process.execPath, ['-e', `require('net').createServer((s) => s.on('data', (d) => s.write(d))).listen(${JSON.stringify(echoPath)}, () => console.log('ready'))`], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise((r) => echoServer.stdout.once('data', r));
+const sock = createConnection(echoPath);
+await new Promise((r) => sock.on('connect', r));
+let pending = null;
+let buf = '';
+sock.setEncoding('utf8');
+sock.on('data', (d) => {
+  buf += d;
+  let i;
+  while ((i = buf.indexOf('\n')) !== -1) {
+    buf = buf.slice(i + 1);
+    pending();
+  }
+});
+const echoOnce = () =>
+  new Promise((r) => {
+    pending = r;
+    sock.write('{"id":1,"method":"echo"}\n');
   });
-  const rt = () =>
-    new Promise((r) => {
-      pending = r;
-      sock.write('{"id":1,"method":"echo"}\n');
-    });
+async function echoBlock(n) {
   const lat = [];
   const s0 = process.hrtime.bigint();
-  for (let i = 0; i < calls; i++) {
+  for (let i = 0; i < n; i++) {
     const t = process.hrtime.bigint();
-    await rt();
+    await echoOnce();
     lat.push(Number(process.hrtime.bigint() - t) / 1000);
   }
-  const seqPerSec = calls / (Number(process.hrtime.bigint() - s0) / 1e9);
-  lat.sort((a, b) => a - b);
-  // throughput with 64 in flight
+  return { lat: lat.sort((a, b) => a - b), secs: Number(process.hrtime.bigint() - s0) / 1e9 };
+}
+async function echoThroughput(total) {
   let done = 0;
-  const total = calls * 5;
   const t0 = process.hrtime.bigint();
   await new Promise((resolve) => {
     let sent = 0;
@@ -69,38 +85,34 @@ async function echoBaseline() {
     };
     for (; sent < 64; sent++) sock.write('{"id":1}\n');
   });
-  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-  sock.destroy();
-  server.kill();
-  return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), perSec: total / secs, seqPerSec };
+  return total / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
-// 2. Through comis, from inside the jail.
-function jailed() {
-  const ws = join(home, 'workspaces', 'default');
-  mkdirSync(ws, { recursive: true });
-  writeFileSync(join(ws, 'small.txt'), 'hello\n');
-  const script = join(home, 'rtt.mjs');
-  writeFileSync(
-    script,
-    `import { comis_tools } from './comis_tools.js';
-const N = ${calls};
-await comis_tools.read({ path: 'small.txt' });
-const lat = [];
-const s0 = process.hrtime.bigint();
-for (let i = 0; i < N; i++) {
-  const t = process.hrtime.bigint();
-  await comis_tools.read({ path: 'small.txt' });
-  lat.push(Number(process.hrtime.bigint() - t) / 1000);
+// Through comis, from inside the jail: blocks on the bench's turns, then throughput and the gate.
+const script = join(home, 'rtt.mjs');
+writeFileSync(
+  script,
+  `import { comis_tools } from './comis_tools.js';
+${JAIL_TURNS_SOURCE}
+const N = ${blocks * block};
+for (let i = 0; i < 200; i++) await comis_tools.read({ path: 'small.txt' });
+for (let b = 0; b < ${blocks}; b++) {
+  await myTurn(b);
+  const lat = [];
+  const s0 = process.hrtime.bigint();
+  for (let i = 0; i < ${block}; i++) {
+    const t = process.hrtime.bigint();
+    await comis_tools.read({ path: 'small.txt' });
+    lat.push(Number(process.hrtime.bigint() - t) / 1000);
+  }
+  endTurn(b, { lat, secs: Number(process.hrtime.bigint() - s0) / 1e9 });
 }
-const seqPerSec = N / (Number(process.hrtime.bigint() - s0) / 1e9);
-lat.sort((a, b) => a - b);
-const total = N;
+await myTurn(${blocks});
 const t0 = process.hrtime.bigint();
 let next = 0;
-async function worker() { while (next < total) { next++; await comis_tools.read({ path: 'small.txt' }); } }
+async function worker() { while (next < N) { next++; await comis_tools.read({ path: 'small.txt' }); } }
 await Promise.all(Array.from({ length: 32 }, worker));
-const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+const perSec = N / (Number(process.hrtime.bigint() - t0) / 1e9);
 // The gate alone: resume() in a run without durability is allowed by the gate (lease, tool table,
 // capability, params) and answered durability_off by its tool at once, with no I/O.
 const gate = [];
@@ -110,30 +122,56 @@ for (let i = 0; i < N; i++) {
   gate.push(Number(process.hrtime.bigint() - t) / 1000);
 }
 gate.sort((a, b) => a - b);
-console.log(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], perSec: total / secs, seqPerSec, gateP50: gate[Math.floor(N * 0.5)], gateP99: gate[Math.floor(N * 0.99)] }));
+endTurn(${blocks}, { perSec, gateP50: gate[Math.floor(N * 0.5)], gateP99: gate[Math.floor(N * 0.99)] });
 `,
-  );
-  const r = spawnSync(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--timeout-ms', '600000'], {
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home },
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`orchestrate failed: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
+);
+const child = spawn(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
+  env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home },
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
+let stderr = '';
+child.stderr.on('data', (d) => (stderr += d));
+const exited = new Promise((resolve) => child.on('exit', resolve));
+const failed = exited.then((code) => {
+  throw new Error(`orchestrate exited ${code} before its blocks were done: ${stderr}`);
+});
+const turn = (b) => Promise.race([scriptTurn(ws, b), failed]);
 
-const echo = await echoBaseline();
-const jail = jailed();
-process.stdout.write(`capability socket round trip, ${calls} sequential calls (µs), node ${process.version}\n`);
-process.stdout.write(
-  `bare unix-socket echo      p50 ${echo.p50.toFixed(0).padStart(6)}  p99 ${echo.p99.toFixed(0).padStart(6)}  ${Math.round(echo.perSec).toLocaleString('en')} calls/s (64 in flight), ${Math.round(echo.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`,
-);
-process.stdout.write(
-  `comis read, from the jail  p50 ${jail.p50.toFixed(0).padStart(6)}  p99 ${jail.p99.toFixed(0).padStart(6)}  ${Math.round(jail.perSec).toLocaleString('en')} calls/s (32 in flight), ${Math.round(jail.seqPerSec).toLocaleString('en')} calls/s (1 in flight)\n`,
-);
-process.stdout.write(
-  `gate alone, from the jail  p50 ${jail.gateP50.toFixed(0).padStart(6)}  p99 ${jail.gateP99.toFixed(0).padStart(6)}  (resume() with durability off: gate + socket, no tool I/O; ratio p50 ${(jail.gateP50 / echo.p50).toFixed(2)}x, p99 ${(jail.gateP99 / echo.p99).toFixed(2)}x)\n`,
-);
-process.stdout.write(
-  `ratio p50 ${(jail.p50 / echo.p50).toFixed(2)}x (target <= 2x) -> ${jail.p50 / echo.p50 <= 2 ? 'MET' : 'MISSED'}; p99 ${(jail.p99 / echo.p99).toFixed(2)}x (target <= 3x) -> ${jail.p99 / echo.p99 <= 3 ? 'MET' : 'MISSED'}\n`,
-);
-rmSync(home, { recursive: true, force: true });
+try {
+  await echoBlock(200); // warm, as the script's first 200 reads
+  const pairs = [];
+  for (let b = 0; b < blocks; b++) {
+    const echo = await echoBlock(block);
+    const jail = await turn(b);
+    pairs.push({ echo, jail: { lat: jail.lat.sort((x, y) => x - y), secs: jail.secs } });
+  }
+  const echoPerSec = await echoThroughput(blocks * block * 5);
+  const tail = await turn(blocks);
+  const code = await exited;
+  if (code !== 0) throw new Error(`orchestrate exited ${code}: ${stderr}`);
+
+  const p50Ratios = pairs.map((p) => pct(p.jail.lat, 0.5) / pct(p.echo.lat, 0.5));
+  const p99Ratios = pairs.map((p) => pct(p.jail.lat, 0.99) / pct(p.echo.lat, 0.99));
+  const echoAll = pairs.flatMap((p) => p.echo.lat).sort((a, b) => a - b);
+  const jailAll = pairs.flatMap((p) => p.jail.lat).sort((a, b) => a - b);
+  const seq = (side) => (blocks * block) / pairs.reduce((s, p) => s + p[side].secs, 0);
+  const r50 = median(p50Ratios);
+  const r99 = median(p99Ratios);
+  const us = (x) => x.toFixed(0).padStart(6);
+  const n = (x) => Math.round(x).toLocaleString('en');
+  process.stdout.write(`capability socket round trip, ${blocks * block} sequential calls a side in ${blocks} alternating blocks of ${block} (µs), node ${process.version}, load ${loadBefore} -> ${load()}\n`);
+  process.stdout.write(`bare unix-socket echo      p50 ${us(pct(echoAll, 0.5))}  p99 ${us(pct(echoAll, 0.99))}  ${n(echoPerSec)} calls/s (64 in flight), ${n(seq('echo'))} calls/s (1 in flight)\n`);
+  process.stdout.write(`comis read, from the jail  p50 ${us(pct(jailAll, 0.5))}  p99 ${us(pct(jailAll, 0.99))}  ${n(tail.perSec)} calls/s (32 in flight), ${n(seq('jail'))} calls/s (1 in flight)\n`);
+  process.stdout.write(
+    `gate alone, from the jail  p50 ${us(tail.gateP50)}  p99 ${us(tail.gateP99)}  (resume() with durability off: gate + socket, no tool I/O; vs the pooled echo: p50 ${(tail.gateP50 / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(tail.gateP99 / pct(echoAll, 0.99)).toFixed(2)}x)\n`,
+  );
+  process.stdout.write(
+    `paired block ratios: p50 min ${Math.min(...p50Ratios).toFixed(2)}x max ${Math.max(...p50Ratios).toFixed(2)}x; p99 min ${Math.min(...p99Ratios).toFixed(2)}x max ${Math.max(...p99Ratios).toFixed(2)}x; pooled p50 ${(pct(jailAll, 0.5) / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(pct(jailAll, 0.99) / pct(echoAll, 0.99)).toFixed(2)}x\n`,
+  );
+  process.stdout.write(`ratio p50 ${r50.toFixed(2)}x (median of ${blocks} paired blocks; target <= 2x) -> ${r50 <= 2 ? 'MET' : 'MISSED'}; p99 ${r99.toFixed(2)}x (target <= 3x) -> ${r99 <= 3 ? 'MET' : 'MISSED'}\n`);
+} finally {
+  sock.destroy();
+  echoServer.kill();
+  child.kill();
+  rmSync(home, { recursive: true, force: true });
+}
