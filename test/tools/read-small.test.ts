@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -53,5 +53,31 @@ describe('read: a small file costs one read syscall', () => {
     }
     // Each reading of /proc/thread-self/io is one more read syscall of its own (and may be two).
     expect(readSyscalls() - before).toBeLessThan(calls + 5);
+  });
+});
+
+describe('read: a small read closes its descriptors after the reply, within the turn', () => {
+  const openFds = (): number => readdirSync('/proc/self/fd').length;
+  const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+  it('every descriptor of a small read is closed once the event loop turns, and at most 64 wait meanwhile', async () => {
+    const ctx = toolContext(1 << 30);
+    writeFileSync(join(ctx.workspaceReal, 'small.txt'), 'hello\n');
+    await readTool(ctx, { path: 'small.txt' });
+    await nextTurn();
+    const base = openFds();
+    // Calls settled in one turn (no macrotask between them), as a burst of frames on the socket is.
+    let most = 0;
+    for (let i = 0; i < 500; i++) {
+      await readTool(ctx, { path: 'small.txt' });
+      most = Math.max(most, openFds() - base);
+    }
+    expect(most).toBeGreaterThan(0); // the closes did wait (the file and its O_PATH handle)
+    expect(most).toBeLessThanOrEqual(64 + 1); // bounded: the 65th waiting descriptor is closed at once
+    await nextTurn();
+    expect(openFds()).toBe(base);
+    // A refused read (a missing file) leaves nothing open either.
+    await expect(readTool(ctx, { path: 'missing.txt' })).rejects.toThrow();
+    await nextTurn();
+    expect(openFds()).toBe(base);
   });
 });
