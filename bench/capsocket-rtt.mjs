@@ -4,9 +4,9 @@
 // with a bare unix-socket echo in node (its server in its own process, its client this process:
 // no jail, no lease, no gate). The two are measured in alternating blocks of BENCH_BLOCK calls
 // (default 1000) in the same run (bench/lib/turns.mjs): echo block b, then jail block b, and so on,
-// so the machine's load of a given moment weighs on both sides of a pair. The figures are the
-// medians over the blocks of the paired ratios p50(jail)/p50(echo) (target <= 2x) and
-// p99(jail)/p99(echo) (target <= 3x); the pooled p50/p99 of each side are printed too.
+// so the machine's load of a given moment weighs on both sides of a pair. The ratios p50(jail)/p50(echo)
+// (target <= 2x) and p99(jail)/p99(echo) (target <= 3x) are given pooled over all the calls (the
+// issue's definition) and as the median over the blocks of the paired ratios; MET needs both.
 // Then throughput: the jail with 32 calls in flight, the echo with 64, and both with 1 in flight
 // (from the blocks); and the gate alone, labelled: N calls of resume() in a run without
 // durability (allowed by the gate, answered durability_off with no I/O).
@@ -165,10 +165,15 @@ try {
   process.stdout.write(
     `gate alone, from the jail  p50 ${us(tail.gateP50)}  p99 ${us(tail.gateP99)}  (resume() with durability off: gate + socket, no tool I/O; vs the pooled echo: p50 ${(tail.gateP50 / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(tail.gateP99 / pct(echoAll, 0.99)).toFixed(2)}x)\n`,
   );
+  // The issue's figures are the pooled ones (10,000 calls a side, same run); the paired-block medians are
+  // the same comparison made robust to a swing of the load between blocks. MET needs both.
+  const pooled50 = pct(jailAll, 0.5) / pct(echoAll, 0.5);
+  const pooled99 = pct(jailAll, 0.99) / pct(echoAll, 0.99);
+  const verdict = (a, b, target) => (a <= target && b <= target ? 'MET' : 'MISSED');
+  process.stdout.write(`paired block ratios: p50 min ${Math.min(...p50Ratios).toFixed(2)}x max ${Math.max(...p50Ratios).toFixed(2)}x; p99 min ${Math.min(...p99Ratios).toFixed(2)}x max ${Math.max(...p99Ratios).toFixed(2)}x\n`);
   process.stdout.write(
-    `paired block ratios: p50 min ${Math.min(...p50Ratios).toFixed(2)}x max ${Math.max(...p50Ratios).toFixed(2)}x; p99 min ${Math.min(...p99Ratios).toFixed(2)}x max ${Math.max(...p99Ratios).toFixed(2)}x; pooled p50 ${(pct(jailAll, 0.5) / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(pct(jailAll, 0.99) / pct(echoAll, 0.99)).toFixed(2)}x\n`,
+    `ratio p50 ${pooled50.toFixed(2)}x pooled, ${r50.toFixed(2)}x median of ${blocks} paired blocks (target <= 2x) -> ${verdict(pooled50, r50, 2)}; p99 ${pooled99.toFixed(2)}x pooled, ${r99.toFixed(2)}x paired median (target <= 3x) -> ${verdict(pooled99, r99, 3)}\n`,
   );
-  process.stdout.write(`ratio p50 ${r50.toFixed(2)}x (median of ${blocks} paired blocks; target <= 2x) -> ${r50 <= 2 ? 'MET' : 'MISSED'}; p99 ${r99.toFixed(2)}x (target <= 3x) -> ${r99 <= 3 ? 'MET' : 'MISSED'}\n`);
 } finally {
   sock.destroy();
   echoServer.kill();
