@@ -65,7 +65,8 @@ for (let b = 0; b < ${blocks}; b++) {
 
 /** One run: a comis run in the jail and an in-process client, their blocks alternated. */
 async function oneRun() {
-  for (const f of readdirSync(workspace)) unlinkSync(join(workspace, f));
+  // The previous run's turn files (the workspace keeps whatever else comis put there).
+  for (const f of readdirSync(workspace)) if (/^(go-\d+|done-\d+\.json)$/.test(f)) unlinkSync(join(workspace, f));
   const client = new Client({ name: 'bench', version: '0' });
   const t0 = performance.now();
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [edge], stderr: 'ignore' }));
