@@ -505,13 +505,31 @@ export function detectDownloadExec(input: DetectorInput, emit: (hit: RawHit) => 
     if (target.length < 2 || target === '/dev/null') continue;
     if (count++ >= 100) break;
     const after = raw.slice(m.index + m[0].length, m.index + m[0].length + 1500);
-    const base = escapeRegExp(target.replace(/^\.\//, ''));
-    const exec = new RegExp(
-      String.raw`(?:^|[\s;&|(])(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|exec|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:^|[;&|(\n])[ \t]{0,8}\.[ \t]{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:&&|;|\n)\s{0,8}["']?(?:\.\/)?${base}["']?(?=\s|$|;|&)`,
-      'i',
-    );
+    const name = target.replace(/^\.\//, '');
+    // Every way of running the file names it, so the text after must contain the name: an ASCII name
+    // matches only ASCII letters of either case under /i, hence the lower-cased texts. Checked before
+    // compiling a regex for this name, which costs more than the rest of the detector.
+    if (ASCII_ONLY.test(name) && !after.toLowerCase().includes(name.toLowerCase())) continue;
+    const exec = runsOf(escapeRegExp(name));
     if (exec.test(after)) {
       emit({ ruleId: 'EXEC_DOWNLOAD_EXEC', start: m.index, end: m.index + m[0].length, message: `downloads to ${escapeForDisplay(target)} and then runs it` });
     }
   }
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/** The "runs it" regexes of the download targets seen, by escaped name (a script downloads the same file name again and again). */
+const RUNS_OF = new Map<string, RegExp>();
+
+/** Running `base` (the escaped file name) as a script, a sourced file or an executable. Not global: `test` keeps no state. */
+function runsOf(base: string): RegExp {
+  let exec = RUNS_OF.get(base);
+  if (exec) return exec;
+  exec = new RegExp(
+    String.raw`(?:^|[\s;&|(])(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|exec|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:^|[;&|(\n])[ \t]{0,8}\.[ \t]{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:&&|;|\n)\s{0,8}["']?(?:\.\/)?${base}["']?(?=\s|$|;|&)`,
+    'i',
+  );
+  if (RUNS_OF.size >= 256) RUNS_OF.clear();
+  RUNS_OF.set(base, exec);
+  return exec;
 }
