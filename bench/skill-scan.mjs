@@ -7,7 +7,10 @@
 // Run after a build (`npm run build` or `npm run build:fast`):  node bench/skill-scan.mjs
 // BENCH_RUNS=N sets the CLI repetitions (default 7). BENCH_BEFORE=<module exporting scanSkillContent>
 // (e.g. an esbuild bundle of an older src/lib/skills/scanner.ts) measures it in the same run, for a ratio
-// that contention on a shared machine cannot skew.
+// that contention on a shared machine cannot skew. BENCH_BEFORE_ROOT=<a built checkout, e.g. of main>
+// does both halves against it: its dist scanner in section 1 (unless BENCH_BEFORE is given), and its
+// bin/comis.js alternated run by run with this one in section 3 (wall, and user+sys CPU when
+// /usr/bin/time exists).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,13 +103,15 @@ out(`   concatenated into one text   ${concatMs.toFixed(0).padStart(6)} ms   ${(
 out(`   concatenated, CPU time       ${concatCpuMs.toFixed(0).padStart(6)} ms   ${(bytes / 1e6 / (concatCpuMs / 1000)).toFixed(2)} MB/s`);
 out(`   file by file                 ${perFileMs.toFixed(0).padStart(6)} ms   ${(bytes / 1e6 / (perFileMs / 1000)).toFixed(2)} MB/s`);
 out(`   findings, concatenated vs file by file: ${differing.length === 0 ? 'the same' : `${differing.length} (rule, text) pairs differ: ${differing.slice(0, 5).join('; ')}`}`);
-if (process.env.BENCH_BEFORE) {
-  const before = await import(process.env.BENCH_BEFORE);
+const beforeRoot = process.env.BENCH_BEFORE_ROOT;
+const beforeModule = process.env.BENCH_BEFORE ?? (beforeRoot ? join(beforeRoot, 'dist/lib/skills/scanner.js') : undefined);
+if (beforeModule) {
+  const before = await import(beforeModule);
   before.scanSkillContent(concatenated);
   const beforeMs = time(() => before.scanSkillContent(concatenated), 5);
   const nowMs = time(() => scanSkillContent(concatenated), 5);
   out(
-    `   before (${process.env.BENCH_BEFORE}): ${beforeMs.toFixed(0)} ms ${(bytes / 1e6 / (beforeMs / 1000)).toFixed(2)} MB/s; now ${nowMs.toFixed(0)} ms ${(bytes / 1e6 / (nowMs / 1000)).toFixed(2)} MB/s; speed-up ${(beforeMs / nowMs).toFixed(2)}x (same run)`,
+    `   before (${beforeModule}): ${beforeMs.toFixed(0)} ms ${(bytes / 1e6 / (beforeMs / 1000)).toFixed(2)} MB/s; now ${nowMs.toFixed(0)} ms ${(bytes / 1e6 / (nowMs / 1000)).toFixed(2)} MB/s; speed-up ${(beforeMs / nowMs).toFixed(2)}x (same run)`,
   );
 }
 
@@ -187,5 +192,35 @@ out(`   comis skill scan . --format json       ${cliMs.toFixed(0).padStart(6)} m
 out(`   in-process scan of the same tree       ${inProcessMs.toFixed(0).padStart(6)} ms`);
 out(`   start-up + output overhead             ${(cliMs - nodeMs - inProcessMs).toFixed(0).padStart(6)} ms   (wall - node - scan)`);
 out(`   heavy modules loaded (SQLite, Ink, DuckDB, undici, pino): ${heavy.length === 0 ? 'none' : heavy.join(', ')}`);
+if (beforeRoot) {
+  // Alternated run by run: before, this build, node -e 0; medians of BENCH_RUNS.
+  const timeBin = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+  const measure = (args) => {
+    const start = process.hrtime.bigint();
+    const res = timeBin ? spawnSync(timeBin, ['-f', '%U %S', process.execPath, ...args], { env, cwd: tree, stdio: ['ignore', 'ignore', 'pipe'] }) : spawnSync(process.execPath, args, { env, cwd: tree, stdio: ['ignore', 'ignore', 'pipe'] });
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const cpu = timeBin ? res.stderr.toString().trim().split('\n').at(-1).split(' ').map(Number) : [NaN, NaN];
+    return { ms, cpuMs: (cpu[0] + cpu[1]) * 1000 };
+  };
+  const subjects = [
+    ['node -e 0', ['-e', '0']],
+    ['before, one SKILL.md', [join(beforeRoot, 'bin/comis.js'), 'skill', 'scan', oneFile, '--format', 'json', '--fail-on', 'never']],
+    ['now, one SKILL.md', [bin, 'skill', 'scan', oneFile, '--format', 'json', '--fail-on', 'never']],
+    ['before, corpus', [join(beforeRoot, 'bin/comis.js'), 'skill', 'scan', '.', '--format', 'json', '--fail-on', 'never']],
+    ['now, corpus', [bin, 'skill', 'scan', '.', '--format', 'json', '--fail-on', 'never']],
+  ];
+  const samples = subjects.map(() => []);
+  for (let i = 0; i < runs + 1; i++) subjects.forEach(([, args], k) => (i > 0 ? samples[k].push(measure(args)) : measure(args)));
+  const wallOf = (k) => median(samples[k].map((x) => x.ms));
+  const cpuOf = (k) => median(samples[k].map((x) => x.cpuMs));
+  out();
+  out(`   alternated with ${beforeRoot} (${runs} runs each, medians; CPU = user+sys${timeBin ? '' : ', unavailable'}):`);
+  subjects.forEach(([name], k) =>
+    out(`   ${name.padEnd(24)} wall ${wallOf(k).toFixed(0).padStart(6)} ms (${(wallOf(k) / wallOf(0)).toFixed(2)}x node)   CPU ${cpuOf(k).toFixed(0).padStart(6)} ms (${(cpuOf(k) / cpuOf(0)).toFixed(2)}x node)`),
+  );
+  out(
+    `   now / before: one file wall ${(wallOf(2) / wallOf(1)).toFixed(2)}x CPU ${(cpuOf(2) / cpuOf(1)).toFixed(2)}x; corpus wall ${(wallOf(4) / wallOf(3)).toFixed(2)}x CPU ${(cpuOf(4) / cpuOf(3)).toFixed(2)}x; load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`,
+  );
+}
 rmSync(tree, { recursive: true, force: true });
 rmSync(home, { recursive: true, force: true });

@@ -3,6 +3,8 @@
  * oclif command and bin/comis.js's fast path (fast-skill-scan.ts), so both print the
  * same report, warnings and exit status.
  */
+import { statSync } from 'node:fs';
+
 import type { FailOn, ScanReport } from '../lib/skills/scan-paths.js';
 
 export interface SkillScanInputs {
@@ -16,10 +18,33 @@ export interface SkillScanInputs {
   ignoreDocumented?: boolean;
 }
 
+/** Below this many bytes in all, named files are scanned with unoptimized regex code (see scanReport). */
+const SMALL_SCAN_BYTES = 256 * 1024;
+
+/** True when every path names a regular file and together they are under SMALL_SCAN_BYTES. */
+function fewSmallFiles(paths: readonly string[]): boolean {
+  let total = 0;
+  for (const path of paths) {
+    if (path === '-') return false;
+    try {
+      const stat = statSync(path);
+      if (!stat.isFile()) return false;
+      total += stat.size;
+    } catch {
+      return false;
+    }
+  }
+  return paths.length > 0 && total < SMALL_SCAN_BYTES;
+}
+
 export async function scanReport(inputs: SkillScanInputs): Promise<ScanReport> {
   // This process only scans: compiling each rule's regex once to machine code costs less than
   // V8's default of interpreting it first and compiling it again once it is hot (about 3x on one file).
-  (await import('node:v8')).setFlagsFromString('--no-regexp-tier-up');
+  // For a few small files, compiling it without V8's regex optimization passes costs less again
+  // (most of the scan of one SKILL.md is compiling regexes); for more text the optimized code pays.
+  const v8 = await import('node:v8');
+  v8.setFlagsFromString('--no-regexp-tier-up');
+  if (fewSmallFiles(inputs.paths)) v8.setFlagsFromString('--no-regexp-optimization');
   const { scanSkillPaths } = await import('../lib/skills/scan-paths.js');
   const baseline = inputs.baseline ? (await import('../lib/skills/baseline.js')).loadBaseline(inputs.baseline) : undefined;
   return scanSkillPaths({

@@ -49,6 +49,29 @@ const EDGES = [
   'name: demo\ndescription: \n',
   'name: demo\ndescription: >\n  folded\n',
   'name: demo\nmetadata:\n  a: b\n',
+  'name: demo\nmetadata:\n    skill-author: K-Dense Inc.\n',
+  'name: demo\nmetadata:\n  author: x\n  version: "1.0"\ncompatibility: y\n',
+  'name: demo\nmetadata:\n  a: b\n\n  c: d\n\nlicense: MIT\n',
+  'name: demo\nmetadata:\n  a: b\n  \n  c: d\n',
+  'name: demo\nmetadata:\n  a: b\n  a: c\n',
+  'name: demo\nmetadata:\n  a: b  \n',
+  'name: demo\nmetadata:\n  a: b\n   c: d\n',
+  'name: demo\nmetadata:\n  a: b\n c: d\n',
+  'name: demo\nmetadata:\n  a:\n    b: c\n',
+  'name: demo\nmetadata:\n  version: 1.0\n',
+  'name: demo\nmetadata:\n  flag: true\n',
+  'name: demo\nmetadata:\n  a: b # c\n',
+  'name: demo\nmetadata:\n  # c\n  a: b\n',
+  'name: demo\nmetadata:\n  __proto__: x\n',
+  'name: demo\nmetadata:\n  true: x\n',
+  'name: demo\nmetadata:\n',
+  'name: demo\nmetadata:\nlicense: MIT\n',
+  'name: demo\nmetadata: \n  a: b\n',
+  'name: demo\nmetadata:\n  a: b',
+  'metadata:\n  a: b\nmetadata:\n  c: d\n',
+  'name: demo\nmetadata:\n  - a\n',
+  'name: demo\ndescription:\n  a: b\n',
+  'name: demo\nallowed-tools:\n  Read: x\n',
   'name: demo\nallowed-tools:\n  - Read\n',
   'name: demo\ndescription: first\n  continued\n',
   '  name: demo\n',
@@ -87,7 +110,8 @@ describe('frontmatter fast path', () => {
     const content = fm('name: demo\ndescription: "A demo skill."\nlicense: MIT\n');
     const block = findFrontmatter(content)!;
     expect(simpleFrontmatterPairs(content.slice(block.contentStart, block.contentEnd), block.contentStart)?.map((p) => p.key)).toEqual(['name', 'description', 'license']);
-    expect(simpleFrontmatterPairs('metadata:\n  a: b\n', 0)).toBeUndefined();
+    expect(simpleFrontmatterPairs('metadata:\n  a: b\n', 0)?.map((p) => [p.key, p.value, p.valueRange])).toEqual([['metadata', { a: 'b' }, [12, 17]]]);
+    expect(simpleFrontmatterPairs('metadata:\n  a:\n    b: c\n', 0)).toBeUndefined();
   });
 
   it.skipIf(!corpusAvailable())('reads every frontmatter of the dev corpus as the YAML parser does, most of them itself', () => {

@@ -178,11 +178,34 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
   }
 }
 
+/** A run of 8+ hex or percent escapes; every match starts with `\\` or `%`. */
+const HEX_RUN = /(?:\\x[0-9a-f]{2}){8,}|(?:\\u00[0-9a-f]{2}){8,}|(?:%[0-9a-f]{2}){8,}/iy;
+
+/**
+ * The matches of HEX_RUN as a global exec loop over `raw` finds them (leftmost first, resuming
+ * after each): the sticky regex is tried only where a match can start, at the `\\` and `%`
+ * characters, which indexOf finds far faster than the regex engine scanning every position.
+ */
+function* hexRuns(raw: string): Generator<RegExpExecArray> {
+  let backslash = raw.indexOf('\\');
+  let percent = raw.indexOf('%');
+  let from = 0;
+  while (backslash >= 0 || percent >= 0) {
+    if (backslash >= 0 && backslash < from) backslash = raw.indexOf('\\', from);
+    if (percent >= 0 && percent < from) percent = raw.indexOf('%', from);
+    const at = backslash < 0 ? percent : percent < 0 ? backslash : Math.min(backslash, percent);
+    if (at < 0) return;
+    HEX_RUN.lastIndex = at;
+    const m = HEX_RUN.exec(raw);
+    from = m ? at + m[0].length : at + 1;
+    if (m) yield m;
+  }
+}
+
 /** Hex and percent escapes (OBF_HEX_LONG matches) are decoded and rescanned. */
 export function detectHexPayload(input: DetectorInput, emit: (hit: RawHit) => void): void {
   if (input.depth >= 2) return;
-  const run = /(?:\\x[0-9a-f]{2}){8,}|(?:\\u00[0-9a-f]{2}){8,}|(?:%[0-9a-f]{2}){8,}/gi;
-  for (let m = run.exec(input.raw); m; m = run.exec(input.raw)) {
+  for (const m of hexRuns(input.raw)) {
     const codes = m[0].match(/[0-9a-f]{2}(?=\\|%|$)/gi) ?? [];
     const plain = Buffer.from(codes.map((h) => parseInt(h, 16))).toString('utf8');
     if (!isMostlyPrintable(plain)) continue;
@@ -505,13 +528,31 @@ export function detectDownloadExec(input: DetectorInput, emit: (hit: RawHit) => 
     if (target.length < 2 || target === '/dev/null') continue;
     if (count++ >= 100) break;
     const after = raw.slice(m.index + m[0].length, m.index + m[0].length + 1500);
-    const base = escapeRegExp(target.replace(/^\.\//, ''));
-    const exec = new RegExp(
-      String.raw`(?:^|[\s;&|(])(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|exec|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:^|[;&|(\n])[ \t]{0,8}\.[ \t]{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:&&|;|\n)\s{0,8}["']?(?:\.\/)?${base}["']?(?=\s|$|;|&)`,
-      'i',
-    );
+    const name = target.replace(/^\.\//, '');
+    // Every way of running the file names it, so the text after must contain the name: an ASCII name
+    // matches only ASCII letters of either case under /i, hence the lower-cased texts. Checked before
+    // compiling a regex for this name, which costs more than the rest of the detector.
+    if (ASCII_ONLY.test(name) && !after.toLowerCase().includes(name.toLowerCase())) continue;
+    const exec = runsOf(escapeRegExp(name));
     if (exec.test(after)) {
       emit({ ruleId: 'EXEC_DOWNLOAD_EXEC', start: m.index, end: m.index + m[0].length, message: `downloads to ${escapeForDisplay(target)} and then runs it` });
     }
   }
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/** The "runs it" regexes of the download targets seen, by escaped name (a script downloads the same file name again and again). */
+const RUNS_OF = new Map<string, RegExp>();
+
+/** Running `base` (the escaped file name) as a script, a sourced file or an executable. Not global: `test` keeps no state. */
+function runsOf(base: string): RegExp {
+  let exec = RUNS_OF.get(base);
+  if (exec) return exec;
+  exec = new RegExp(
+    String.raw`(?:^|[\s;&|(])(?:(?:ba|z|da)?sh|source|python[23]?|node|perl|ruby|exec|chmod\s{1,4}(?:\+|u\+|a\+|7)\w{0,3})\s{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:^|[;&|(\n])[ \t]{0,8}\.[ \t]{1,4}["']?(?:\.\/)?${base}(?![\w.-])|(?:&&|;|\n)\s{0,8}["']?(?:\.\/)?${base}["']?(?=\s|$|;|&)`,
+    'i',
+  );
+  if (RUNS_OF.size >= 256) RUNS_OF.clear();
+  RUNS_OF.set(base, exec);
+  return exec;
 }

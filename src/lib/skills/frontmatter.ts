@@ -59,34 +59,79 @@ const CORE_SPECIAL = /^(?:null|true|false)$/i;
 
 /**
  * The fast path: a frontmatter made only of one-line top-level `key: value` pairs (plain,
- * or single- or double-quoted without escapes), blank lines between them. It returns what
- * the YAML parser would (values as strings, the same node ranges), or undefined for anything
- * else: nesting, lists, block scalars, comments, escapes, tabs, CR, a value YAML would read
- * as a number, a boolean or null, a `: ` or ` #` inside a plain value.
+ * or single- or double-quoted without escapes), blank lines between them, and top-level
+ * `key:` lines holding one level of such pairs, all indented alike (`metadata:` with
+ * `author: x` below it). It returns what the YAML parser would (values as strings or
+ * objects of strings, the same node ranges), or undefined for anything else: deeper
+ * nesting, lists, block scalars, comments, escapes, tabs, CR, a value YAML would read as a
+ * number, a boolean or null, a `: ` or ` #` inside a plain value, trailing spaces or
+ * blank lines of spaces inside a nested block.
  */
 export function simpleFrontmatterPairs(source: string, offset: number): FrontmatterPair[] | undefined {
   if (UNSAFE_CHARS.test(source.replace(/\n/g, ' '))) return undefined;
   const pairs: FrontmatterPair[] = [];
+  /** The open `key:` line and what was read below it, until a line that is not indented. */
+  let nested: { pair: FrontmatterPair; indent: number; value: Record<string, string>; lastEnd: number } | undefined;
+  const closeNested = (): boolean => {
+    if (!nested) return true;
+    if (nested.indent === 0) return false; // `key:` with nothing below it is null for YAML
+    nested.pair.valueRange[1] = nested.lastEnd;
+    pairs.push(nested.pair);
+    nested = undefined;
+    return true;
+  };
   let lineStart = 0;
   while (lineStart < source.length) {
     const nl = source.indexOf('\n', lineStart);
     const lineEnd = nl < 0 ? source.length : nl;
     const line = source.slice(lineStart, lineEnd);
     if (line.trim() !== '') {
-      const m = SIMPLE_LINE.exec(line);
-      if (!m) return undefined;
-      const [, key, gap, raw] = m as unknown as [string, string, string, string];
-      if (CORE_SPECIAL.test(key)) return undefined;
-      let value = raw;
-      if (raw[0] === '"' || raw[0] === "'") value = raw.slice(1, -1);
-      else if (raw.includes(': ') || raw.includes(' #') || raw.endsWith(':') || CORE_SPECIAL.test(raw)) return undefined;
-      const ks = offset + lineStart;
-      const vs = ks + key.length + 1 + gap.length;
-      pairs.push({ key, keyRange: [ks, ks + key.length], value, valueRange: [vs, vs + raw.length] });
-    }
+      const indent = line.length - line.trimStart().length;
+      if (indent > 0) {
+        // A line of the open nested block: same indentation throughout, no trailing spaces.
+        if (!nested || (nested.indent !== 0 && indent !== nested.indent) || line.endsWith(' ')) return undefined;
+        const m = SIMPLE_LINE.exec(line.slice(indent));
+        if (!m) return undefined;
+        const [, key, gap, raw] = m as unknown as [string, string, string, string];
+        if (CORE_SPECIAL.test(key) || key === '__proto__') return undefined;
+        let value = raw;
+        if (raw[0] === '"' || raw[0] === "'") value = raw.slice(1, -1);
+        else if (raw.includes(': ') || raw.includes(' #') || raw.endsWith(':') || CORE_SPECIAL.test(raw)) return undefined;
+        const ks = offset + lineStart + indent;
+        if (nested.indent === 0) {
+          nested.indent = indent;
+          nested.pair.valueRange[0] = ks;
+        }
+        nested.value[key] = value;
+        // The YAML parser's block map ends after its last value and the line break after it.
+        nested.lastEnd = ks + key.length + 1 + gap.length + raw.length + (nl < 0 ? 0 : 1);
+      } else {
+        if (!closeNested()) return undefined;
+        const header = /^([A-Za-z_][A-Za-z0-9_-]*):$/.exec(line);
+        if (header) {
+          const key = header[1]!;
+          if (CORE_SPECIAL.test(key)) return undefined;
+          const ks = offset + lineStart;
+          nested = { pair: { key, keyRange: [ks, ks + key.length], value: undefined, valueRange: [0, 0] }, indent: 0, value: {}, lastEnd: 0 };
+          nested.pair.value = nested.value;
+        } else {
+          const m = SIMPLE_LINE.exec(line);
+          if (!m) return undefined;
+          const [, key, gap, raw] = m as unknown as [string, string, string, string];
+          if (CORE_SPECIAL.test(key)) return undefined;
+          let value = raw;
+          if (raw[0] === '"' || raw[0] === "'") value = raw.slice(1, -1);
+          else if (raw.includes(': ') || raw.includes(' #') || raw.endsWith(':') || CORE_SPECIAL.test(raw)) return undefined;
+          const ks = offset + lineStart;
+          const vs = ks + key.length + 1 + gap.length;
+          pairs.push({ key, keyRange: [ks, ks + key.length], value, valueRange: [vs, vs + raw.length] });
+        }
+      }
+    } else if (nested && nested.indent !== 0 && line !== '') return undefined;
     if (nl < 0) break;
     lineStart = nl + 1;
   }
+  if (!closeNested()) return undefined;
   return pairs.length > 0 ? pairs : undefined;
 }
 

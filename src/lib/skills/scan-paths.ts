@@ -331,7 +331,7 @@ function scanOne(
   absolute: string | undefined,
 ): { findings: ReportFinding[]; lineStarts: Int32Array } {
   const lineStarts = computeLineStarts(content);
-  const scanned = scanSkillContent(content, { kind, path: absolute ?? display, maxChars: Number.MAX_SAFE_INTEGER });
+  const scanned = scanSkillContent(content, { kind, path: absolute ?? display, maxChars: Number.MAX_SAFE_INTEGER, lineStarts });
   const all: { f: ContentScanFinding; cls: 'security' | 'spec' }[] = scanned.findings.map((f) => ({ f, cls: 'security' }));
   if (size > maxBytes) {
     const rule = ruleById('HIDE_SIZE_CAP');

@@ -29,6 +29,8 @@ export interface ScanOptions {
    * prefilter: the reference the prefilter is tested against (same findings, slower).
    */
   prefilter?: boolean;
+  /** `computeLineStarts(content)` when the caller already has it (built once per file). */
+  lineStarts?: Int32Array;
 }
 
 /** 4 Mi code units: far above any real skill (the largest public ones are ~300 kB). */
@@ -534,8 +536,9 @@ export function scanSkillContent(content: string, options: ScanOptions = {}): Co
       message: `${content.length} characters exceed the ${maxChars}-character scan cap; the last ${content.length - maxChars} were not scanned`,
     });
   }
-  const lineStarts = computeLineStarts(content);
-  const regions = kind === 'markdown' ? analyzeMarkdown(raw) : undefined;
+  const lineStarts = options.lineStarts ?? computeLineStarts(content);
+  // The raw text's line starts are the content's when nothing was cut (a cut text ends inside its last line).
+  const regions = kind === 'markdown' ? analyzeMarkdown(raw, raw === content ? lineStarts : computeLineStarts(raw)) : undefined;
   const doc: Document = { raw, kind, path: options.path, regions, scriptFlavor: scriptFlavorOf(options.path, raw), prefilter: options.prefilter ?? true };
   const views = buildViews(raw, kind === 'markdown');
   runTextRules(doc, views, sink);
