@@ -116,10 +116,25 @@ function cleanAsciiByte(bytes: Uint8Array, i: number): boolean {
  * adversarial bytes.
  */
 export function isCleanAscii(bytes: Uint8Array): boolean {
-  if (!isAscii(bytes)) return false;
+  return cleanAsciiLines(bytes) >= 0;
+}
+
+/**
+ * {@link isCleanAscii} and, when clean, the number of LF bytes in `bytes`
+ * (else -1), in the same pass: web_fetch checks and counts the rows of a CSV
+ * body chunk by chunk as it streams to its ResultRef. A word holding an LF is
+ * already sent to the per-byte check (LF is below 0x20), so the count costs
+ * nothing on the words passed whole.
+ */
+export function cleanAsciiLines(bytes: Uint8Array): number {
+  if (!isAscii(bytes)) return -1;
   const n = bytes.length;
+  let lines = 0;
   const head = Math.min(n, (4 - (bytes.byteOffset & 3)) & 3);
-  for (let i = 0; i < head; i++) if (!cleanAsciiByte(bytes, i)) return false;
+  for (let i = 0; i < head; i++) {
+    if (!cleanAsciiByte(bytes, i)) return -1;
+    if (bytes[i] === 0x0a) lines++;
+  }
   const count = (n - head) >> 2;
   const words = count === 0 ? new Uint32Array(0) : new Uint32Array(bytes.buffer, bytes.byteOffset + head, count);
   for (let k = 0; k < words.length; k++) {
@@ -132,11 +147,17 @@ export function isCleanAscii(bytes: Uint8Array): boolean {
     const u = (y - 0x01010101) & ~y & 0x80808080;
     if ((low | del | u) !== 0) {
       const base = head + (k << 2);
-      for (let i = base; i < base + 4; i++) if (!cleanAsciiByte(bytes, i)) return false;
+      for (let i = base; i < base + 4; i++) {
+        if (!cleanAsciiByte(bytes, i)) return -1;
+        if (bytes[i] === 0x0a) lines++;
+      }
     }
   }
-  for (let i = head + (words.length << 2); i < n; i++) if (!cleanAsciiByte(bytes, i)) return false;
-  return true;
+  for (let i = head + (words.length << 2); i < n; i++) {
+    if (!cleanAsciiByte(bytes, i)) return -1;
+    if (bytes[i] === 0x0a) lines++;
+  }
+  return lines;
 }
 
 /**
