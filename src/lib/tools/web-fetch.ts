@@ -15,7 +15,10 @@ import type { Agent } from 'undici';
 
 import type { WebFetchConfig } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
-import { materializeAsync, type ResultRefHandle } from '../resultref/materialize.js';
+import { materializeAsync, type ResultRefHandle, type ResultStore } from '../resultref/materialize.js';
+import type { extractChunks } from '../web/extract.js';
+import type { FetchedBody } from '../web/fetch.js';
+import type { PageSink } from '../web/page-sink.js';
 import type { Dialer, Resolver } from '../web/guarded-agent.js';
 import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-limits.js';
 import type { ToolContext } from './context.js';
@@ -47,6 +50,33 @@ export function effectiveFetchLimits(config: WebFetchConfig): { timeoutMs: numbe
   return { timeoutMs, maxResponseBytes: profile.maxResponseBytes, maxChars: profile.maxChars };
 }
 
+/**
+ * The call's result from a body that has arrived in `sink`: a streamed CSV's
+ * ResultRef (or its inline bytes), or the extracted payload, inline up to the
+ * ResultRef threshold and a ResultRef (written without blocking the loop)
+ * over it. On a throw the caller aborts the sink (no partial file is left).
+ */
+export async function finishPage(results: ResultStore | undefined, sink: PageSink, page: FetchedBody, maxChars: number, extract: typeof extractChunks): Promise<unknown> {
+  const kind = await sink.finalKind();
+  const meta = { url: page.url, finalUrl: page.finalUrl, status: page.status, contentType: page.contentType };
+  const streamed = await sink.finishCsv(page.truncated);
+  if (streamed) {
+    if ('handle' in streamed) return Object.assign(streamed.handle, meta, { title: '', truncated: page.truncated, untrusted: true });
+    return { ...meta, title: '', kind: 'csv', content: streamed.inline.toString('latin1'), truncated: page.truncated, untrusted: true };
+  }
+  const out = await extract(sink.chunks, sink.size, kind, page.contentType, page.finalUrl, maxChars, page.truncated);
+  const truncated = page.truncated || out.cut;
+  const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
+  if (results && payload.length > results.thresholdBytes) {
+    // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
+    // 40-line slice of it rather than the whole document on its one line.
+    const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
+    const handle: ResultRefHandle = await materializeAsync(results, bytes, out.kind);
+    return Object.assign(handle, meta, { title: out.title, truncated, untrusted: true });
+  }
+  return { ...meta, title: out.title, kind: out.kind, content: out.content, truncated, untrusted: true };
+}
+
 /** The modules a call needs, loaded on the first call and kept (an import() per call is a loader round trip). */
 type Modules = [typeof import('undici'), typeof import('../web/guarded-agent.js'), typeof import('../web/fetch.js'), typeof import('../web/extract.js'), typeof import('../net/ssrf.js'), typeof import('../web/page-sink.js')];
 let modules: Promise<Modules> | undefined;
@@ -76,24 +106,7 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
   const sink = new PageSink(ctx.results, !deps.noStreaming);
   try {
     const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, (contentType) => sink.open(contentType), ctx.runEnded);
-    const kind = await sink.finalKind();
-    const meta = { url: page.url, finalUrl: page.finalUrl, status: page.status, contentType: page.contentType };
-    const streamed = await sink.finishCsv(page.truncated);
-    if (streamed) {
-      if ('handle' in streamed) return Object.assign(streamed.handle, meta, { title: '', truncated: page.truncated, untrusted: true });
-      return { ...meta, title: '', kind: 'csv', content: streamed.inline.toString('latin1'), truncated: page.truncated, untrusted: true };
-    }
-    const out = await extractChunks(sink.chunks, sink.size, kind, page.contentType, page.finalUrl, maxChars, page.truncated);
-    const truncated = page.truncated || out.cut;
-    const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
-    if (ctx.results && payload.length > ctx.results.thresholdBytes) {
-      // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
-      // 40-line slice of it rather than the whole document on its one line.
-      const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
-      const handle: ResultRefHandle = await materializeAsync(ctx.results, bytes, out.kind);
-      return Object.assign(handle, meta, { title: out.title, truncated, untrusted: true });
-    }
-    return { ...meta, title: out.title, kind: out.kind, content: out.content, truncated, untrusted: true };
+    return await finishPage(ctx.results, sink, page, maxChars, extractChunks);
   } catch (err) {
     await sink.abort();
     throw err;
