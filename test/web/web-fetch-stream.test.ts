@@ -37,7 +37,7 @@ const files = (s: ResultStore): string[] => readdirSync(s.dir).sort();
 /** The result of a body that arrived as `chunks`, with its ResultRef's bytes read back; `stream: false` joins and extracts it whole. */
 async function outcome(chunks: Buffer[], opts: { stream: boolean; type?: string; truncated?: boolean; maxChars?: number; results?: ResultStore }) {
   const results = opts.results ?? store();
-  const sink = new PageSink(results, opts.stream);
+  const sink = new PageSink(results, opts.maxChars ?? 50_000, opts.stream);
   const push = sink.open(opts.type ?? 'text/csv');
   for (const c of chunks) push(c);
   const size = chunks.reduce((n, c) => n + c.length, 0);
@@ -148,6 +148,21 @@ describe('a CSV body streamed into its ResultRef is the body joined and extracte
     const s = await sameEitherWay(small, [[8000, 15_500]], { truncated: true });
     expect(s.value).toMatchObject({ kind: 'csv', truncated: true });
     expect(String(s.value!.content).length).toBeLessThan(14_001);
+  });
+
+  it('a ref file opened while a body arrived is deleted when the payload ends up inline (text cut at maxChars, an HTML page of little text)', async () => {
+    const text = Buffer.from('lorem ipsum dolor sit amet\n'.repeat(2000));
+    const t = await outcome(split(text, [10_000, 20_000, 30_000]), { stream: true, type: 'text/plain', maxChars: 5000 });
+    expect(t.value).toMatchObject({ kind: 'text', truncated: true });
+    expect(t.left).toEqual([]);
+    const page = Buffer.from(`<!doctype html><html><head><title>T</title></head><body><article><p>${'short visible text. '.repeat(20)}</p><div hidden>${'x'.repeat(40_000)}</div></article></body></html>`);
+    const h = await outcome(split(page, [16_000, 32_000]), { stream: true, type: 'text/html' });
+    expect(h.value).toMatchObject({ kind: 'text', title: 'T' });
+    expect(h.left).toEqual([]);
+    // ...and one that does go to a ResultRef uses the file opened early: one ref, no temp file.
+    const big = await outcome(split(text, [10_000, 20_000, 30_000]), { stream: true, type: 'text/plain' });
+    expect(big.handle).toMatchObject({ type: 'ResultRef', kind: 'text' });
+    expect(big.left).toEqual(['ref-N.txt']);
   });
 
   it('agrees with the slow path itself (no fast path anywhere) on random bodies with odd characters', async () => {

@@ -427,6 +427,21 @@ export class RefStream {
     this.chain = this.chain.then(() => (this.failure || this.fd === undefined ? undefined : ftruncateAsync(this.fd, length).catch((err: unknown) => void (this.failure ??= ioError(err)))));
   }
 
+  /** Empties the file (a streamed body left the clean path): the next byte written is its first again. */
+  reset(): void {
+    if (this.state !== 'open') return;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.store.budget.remainingBytes += this.bytes;
+    this.bytes = 0;
+    this.flushed = 0;
+    this.newlines = 0;
+    this.lastByte = 0x0a;
+    this.headParts.length = 0;
+    this.headBytes = 0;
+    this.chain = this.chain.then(() => (this.failure || this.fd === undefined ? undefined : ftruncateAsync(this.fd, 0).catch((err: unknown) => void (this.failure ??= ioError(err)))));
+  }
+
   private flush(): void {
     if (this.pending.length === 0) return;
     const bufs = this.pending;
@@ -474,17 +489,18 @@ export class RefStream {
     }
     this.state = 'committed';
     const name = `ref-${this.id}.${EXT[kind]}`;
-    try {
-      await closeAsync(this.fd!);
-      this.fd = undefined;
-      await renameAsync(procPath(this.dirFd, this.tmpName), procPath(this.dirFd, name));
-    } catch (err) {
-      this.state = 'open';
-      await this.abort();
-      throw ioError(err);
-    } finally {
-      if (this.state === 'committed') closeSync(this.dirFd);
+    const fd = this.fd!;
+    this.fd = undefined;
+    // The rename and the close in flight together (one thread-pool round trip, not two).
+    const [renamed, closed] = await Promise.allSettled([renameAsync(procPath(this.dirFd, this.tmpName), procPath(this.dirFd, name)), closeAsync(fd)]);
+    if (renamed.status === 'rejected' || closed.status === 'rejected') {
+      if (renamed.status === 'fulfilled') await rmAsync(procPath(this.dirFd, name), { force: true }).catch(() => undefined);
+      else await rmAsync(procPath(this.dirFd, this.tmpName), { force: true }).catch(() => undefined);
+      closeSync(this.dirFd);
+      this.store.budget.remainingBytes += this.bytes + ENTRY_COST_BYTES;
+      throw ioError(renamed.status === 'rejected' ? renamed.reason : (closed as PromiseRejectedResult).reason);
     }
+    closeSync(this.dirFd);
     return register(this.store, name, kind, { bytes: this.bytes, newlines: this.newlines, lastByte: this.lastByte, head: Buffer.concat(this.headParts, this.headBytes) });
   }
 
@@ -502,9 +518,13 @@ export class RefStream {
   }
 }
 
-/** `data` as a new ResultRef of `kind`, written through a {@link RefStream} (the event loop never waits on it). */
-export async function materializeAsync(store: ResultStore, data: Buffer, kind: ResultKind): Promise<ResultRefHandle> {
-  const out = new RefStream(store);
+/**
+ * `data` as a new ResultRef of `kind`, written through a {@link RefStream}
+ * (the event loop never waits on it): `into`, an empty one opened already
+ * (web_fetch opens it while the body is still arriving), or a new one.
+ */
+export async function materializeAsync(store: ResultStore, data: Buffer, kind: ResultKind, into?: RefStream): Promise<ResultRefHandle> {
+  const out = into ?? new RefStream(store);
   try {
     for (let off = 0; off < data.length; off += 1 << 18) out.write(data.subarray(off, off + (1 << 18)));
     return await out.commit(kind);

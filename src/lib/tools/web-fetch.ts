@@ -71,9 +71,11 @@ export async function finishPage(results: ResultStore | undefined, sink: PageSin
     // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
     // 40-line slice of it rather than the whole document on its one line.
     const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
-    const handle: ResultRefHandle = await materializeAsync(results, bytes, out.kind);
+    const handle: ResultRefHandle = await materializeAsync(results, bytes, out.kind, sink.emptyRef());
+    await sink.abort(); // any other ref file the sink still holds (none, normally) goes
     return Object.assign(handle, meta, { title: out.title, truncated, untrusted: true });
   }
+  await sink.abort(); // a ref file opened while the body arrived is not needed after all
   return { ...meta, title: out.title, kind: out.kind, content: out.content, truncated, untrusted: true };
 }
 
@@ -103,7 +105,7 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
     }
   } else agent = make();
   // The body streams into the sink as it arrives: a clean CSV straight into its ResultRef file.
-  const sink = new PageSink(ctx.results, !deps.noStreaming);
+  const sink = new PageSink(ctx.results, maxChars, !deps.noStreaming);
   try {
     const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, (contentType) => sink.open(contentType), ctx.runEnded);
     return await finishPage(ctx.results, sink, page, maxChars, extractChunks);

@@ -22,6 +22,8 @@ import { bodyKindOf, decodesAsUtf8, headOf, type BodyKind } from './extract.js';
 const EMPTY = Buffer.alloc(0);
 /** One byte short of "untrusted": what a boundary window takes from each side. */
 const WINDOW = 8;
+/** More than an envelope's head and tail take (an origin is quoted at most 512 chars). */
+const ENVELOPE_ROOM = 2048;
 
 function unsupported(contentType: string): CapCallError {
   return new CapCallError('unsupported_content_type', `web_fetch: ${contentType.split(';', 1)[0] || 'this content'} is not text or data; web_fetch returns HTML, JSON, JSONL, CSV and text`);
@@ -44,15 +46,20 @@ export class PageSink {
   private ref: RefStream | undefined;
   /** Chunks already written into `ref`. */
   private written = 0;
-  /** A stream dropped mid-body: its file's deletion (awaited before the call answers). */
-  private dropped: Promise<void> = Promise.resolve();
+  /** LFs in the last chunk checked. */
+  private lastLines = 0;
+  /** The run's results budget had no room for a ref when one was wanted. */
+  private noRef = false;
 
   /**
    * `results`: the run's ResultRef store (absent: everything inline, nothing
-   * streamed). `fast: false` sends every body down the slow path (tests).
+   * streamed); `maxChars`: the call's text bound (a text payload that cannot
+   * pass the threshold never gets a file opened early). `fast: false` sends
+   * every body down the slow path (tests).
    */
   constructor(
     private readonly results: ResultStore | undefined,
+    private readonly maxChars: number,
     private readonly fast = true,
   ) {}
 
@@ -64,30 +71,54 @@ export class PageSink {
       if (!this.kind) throw unsupported(contentType);
     }
     this.streaming = this.fast && this.kind === 'csv' && this.results !== undefined && decodesAsUtf8(contentType);
+    // Text (html, text) is cut at maxChars: at most 3 bytes a char and the envelope.
+    if (this.results && (this.kind === 'html' || this.kind === 'text') && this.maxChars * 3 + ENVELOPE_ROOM <= this.results.thresholdBytes) this.noRef = true;
     return (chunk) => this.push(chunk);
   }
 
   private push(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.size += chunk.length;
-    if (!this.streaming) return;
-    const lines = cleanAsciiLines(chunk);
-    if (lines < 0 || !this.boundaryClean(chunk)) return this.drop();
-    this.lines += lines;
-    this.tail = chunk.length >= WINDOW ? chunk.subarray(chunk.length - WINDOW) : Buffer.concat([this.tail, chunk]).subarray(-WINDOW);
-    const store = this.results!;
-    if (!this.ref && this.size <= store.thresholdBytes) return;
+    const store = this.results;
+    if (!store || this.size <= store.thresholdBytes) {
+      if (this.streaming) this.check(chunk);
+      return;
+    }
+    // Past the inline threshold the payload will most likely be a ResultRef: its file is created
+    // now, while the rest of the body is on the wire (a small payload at the end deletes it).
+    if (!this.ref && !this.noRef) {
+      try {
+        this.ref = new RefStream(store);
+      } catch {
+        // No room for another ref: the end decides (and reports) as before.
+        this.noRef = true;
+        this.streaming = false;
+      }
+    }
+    if (!this.streaming || !this.check(chunk)) return;
     try {
-      this.ref ??= new RefStream(store);
       for (; this.written < this.chunks.length; this.written++) {
         const c = this.chunks[this.written]!;
-        this.ref.write(c, this.written === this.chunks.length - 1 ? lines : undefined);
+        this.ref!.write(c, this.written === this.chunks.length - 1 ? this.lastLines : undefined);
       }
     } catch {
-      // Over a cap (or the file could not be made) while streaming: the end decides on the
-      // payload the slow way (a cut CSV may still fit), with the same errors as before.
+      // Over a cap while streaming: the end decides on the payload the slow way (a cut CSV may
+      // still fit), with the same errors as before.
       this.drop();
     }
+  }
+
+  /** Checks a chunk of a streamed CSV (and the boundary before it); false, and streaming stops, when not clean. */
+  private check(chunk: Buffer): boolean {
+    const lines = cleanAsciiLines(chunk);
+    if (lines < 0 || !this.boundaryClean(chunk)) {
+      this.drop();
+      return false;
+    }
+    this.lines += lines;
+    this.lastLines = lines;
+    this.tail = chunk.length >= WINDOW ? chunk.subarray(chunk.length - WINDOW) : Buffer.concat([this.tail, chunk]).subarray(-WINDOW);
+    return true;
   }
 
   /** No "untrusted" runs across the boundary between the body so far and `chunk` (both clean ASCII). */
@@ -96,17 +127,14 @@ export class PageSink {
     return cleanAsciiLines(Buffer.concat([this.tail, chunk.subarray(0, WINDOW)])) >= 0;
   }
 
-  /** Stops streaming: the partial file is deleted and the body goes down the path of today at the end. */
+  /** Stops streaming: what was written is dropped (the file emptied), and the body goes down the path of today at the end. */
   private drop(): void {
     this.streaming = false;
-    const ref = this.ref;
-    this.ref = undefined;
-    if (ref) this.dropped = ref.abort();
+    this.ref?.reset();
   }
 
   /** The body kind, sniffed from the head when the response had no Content-Type. Throws for a binary body. */
   async finalKind(): Promise<BodyKind> {
-    await this.dropped;
     this.kind ??= bodyKindOf(this.contentType, headOf(this.chunks, 1024));
     if (!this.kind) throw unsupported(this.contentType);
     return this.kind;
@@ -119,7 +147,6 @@ export class PageSink {
    * the body was not streamed: the caller extracts it.
    */
   async finishCsv(truncated: boolean): Promise<StreamedCsv | undefined> {
-    await this.dropped;
     if (!this.streaming) return undefined;
     let end = this.size;
     if (truncated && this.lines > 0) {
@@ -144,12 +171,20 @@ export class PageSink {
     return { handle: await ref.commit('csv') };
   }
 
-  /** Deletes a file still being streamed (the call failed): nothing partial is left. */
+  /**
+   * The ref file opened while the body arrived, empty, for the extracted
+   * payload (undefined when none was opened). The sink keeps it: abort()
+   * still deletes it unless it was committed.
+   */
+  emptyRef(): RefStream | undefined {
+    return this.ref && this.ref.bytes === 0 ? this.ref : undefined;
+  }
+
+  /** Deletes a ref file not committed (the call failed, or its payload went inline): nothing partial is left. */
   async abort(): Promise<void> {
     this.streaming = false;
     const ref = this.ref;
     this.ref = undefined;
-    await this.dropped;
     if (ref) await ref.abort();
   }
 }
