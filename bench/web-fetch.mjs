@@ -58,12 +58,27 @@ async function plain(path, mode) {
 }
 
 const baselines = [];
+const baselineCpu = [];
+const marks = [];
+const cpuNow = () => {
+  const c = process.cpuUsage();
+  return c.user + c.system;
+};
 const server = createServer((req, res) => {
   const u = new URL(req.url, 'http://x');
+  if (u.pathname === '/mark') {
+    // The comis process's CPU (all its threads: the thread pool's file writes count) at this point of the script.
+    marks.push(cpuNow());
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+    return;
+  }
   if (u.pathname === '/baseline') {
     // Runs while the jailed script's web_fetch of this URL waits: nothing else is in flight.
+    const c0 = cpuNow();
     plain(u.searchParams.get('p'), u.searchParams.get('mode')).then(
       (t) => {
+        baselineCpu.push(cpuNow() - c0);
         baselines.push(t);
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('ok');
@@ -92,15 +107,25 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 
-/** N interleaved pairs in one jailed run: [subject ms][], [baseline ms][] (the baseline timed in-process). */
+/**
+ * N interleaved pairs in one jailed run. Wall: the subject timed in the jail, the baseline in
+ * process. CPU (the comis process, all threads, which here also runs the local server for both):
+ * the baseline's around its request; the subject's between two /mark calls around it, minus an
+ * empty /mark pair taken right after (what the two marks themselves cost).
+ */
 async function paired(path, mode) {
   const base = url(`/baseline?p=${encodeURIComponent(path)}&mode=${mode}`);
   const source = `import { comis_tools } from './comis_tools.js';
 const t = [];
+const mark = () => comis_tools.web_fetch({ url: ${JSON.stringify(url('/mark'))} });
 const subject = async () => {
+  await mark();
   const s = performance.now();
   const r = await comis_tools.web_fetch({ url: ${JSON.stringify(url(path))} });
   const ms = performance.now() - s;
+  await mark();
+  await mark();
+  await mark();
   if (r.status !== 200) throw new Error('status ' + r.status);
   return ms;
 };
@@ -114,12 +139,20 @@ for (let i = 0; i < ${calls + 2}; i++) {
 }
 console.log(JSON.stringify(t));`;
   baselines.length = 0;
+  baselineCpu.length = 0;
+  marks.length = 0;
   const run = await runOrchestrate({ source, displayName: 'bench.mjs', language: 'js', agent, home, sessionKey: 'bench', timeoutMs: 600_000 });
   if (run.public.outcome !== 'success') throw new Error(`bench run failed: ${run.public.failureClass} ${run.public.stderrTail ?? ''}`);
   const subject = JSON.parse(run.public.stdout).slice(2);
   const baseline = baselines.slice(2);
-  if (subject.length !== baseline.length) throw new Error('unpaired');
-  return { subject, baseline, ratios: subject.map((s, i) => s / baseline[i]) };
+  if (subject.length !== baseline.length || marks.length !== 4 * (calls + 2)) throw new Error('unpaired');
+  const subjectCpu = [];
+  for (let i = 2; i < calls + 2; i++) {
+    const [s0, s1, c0, c1] = marks.slice(4 * i, 4 * i + 4);
+    subjectCpu.push(Math.max(0, s1 - s0 - (c1 - c0)) / 1000);
+  }
+  const baseCpu = baselineCpu.slice(2).map((us) => us / 1000);
+  return { subject, baseline, ratios: subject.map((s, i) => s / baseline[i]), subjectCpu, baseCpu, cpuRatios: subjectCpu.map((s, i) => s / baseCpu[i]) };
 }
 
 /** In-process median of what the call does to the body besides moving it: sanitize/frame (text, html), the per-chunk clean check and row count (a streamed CSV). */
@@ -160,7 +193,9 @@ for (const path of ['/page.txt', '/data.csv']) {
   for (const mode of ['join', 'drain']) {
     const r = await paired(path, mode);
     const label = mode === 'join' ? 'A: undici.request + body.arrayBuffer()' : 'B: undici.request, body drained unjoined';
-    process.stdout.write(`${what}, baseline ${label}: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}; median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (target <= 1.5x)\n`);
+    process.stdout.write(
+      `${what}, baseline ${label}: wall: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}, median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (target <= 1.5x); comis-process CPU: ${f(median(r.subjectCpu))} / ${f(median(r.baseCpu))}, paired ${median(r.cpuRatios).toFixed(2)}x\n`,
+    );
   }
   process.stdout.write(`${what}: in-process sanitize/frame (CSV: per-chunk clean check and row count) of the same body, inside the figures above ${f(await processing(path))}\n`);
 }
