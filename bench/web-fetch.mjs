@@ -1,21 +1,36 @@
 #!/usr/bin/env node
-// web_fetch of a 1 MB page from a local server (node:http on 127.0.0.1), timed INSIDE the jail
-// around each `comis_tools.web_fetch` call, against a plain `undici.request` of the same URL in
-// this process (body read whole). Median of N (BENCH_CALLS, default 30) and the ratio
-// (target <= 1.5x before extraction), for a text/plain body and a CSV body (data kept whole as
-// a ResultRef). Extraction is reported separately: the 1 MB HTML page through web_fetch, and
-// the hidden-strip + Readability step alone in-process. Run after `npm run build`.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// web_fetch of a 1 MB page from a local server (node:http on 127.0.0.1, in this process), timed
+// INSIDE the jail around each `comis_tools.web_fetch` call, against a plain undici request of the
+// same URL in this (the comis) process, interleaved call by call:
+//
+//   for each i: the jailed script calls web_fetch('/baseline?…'), whose server handler runs the
+//   plain request (timed here, in-process), then it times web_fetch of the page itself (the order
+//   of the two flips every call). Both read the same 1 MB body in full.
+//
+// Baseline A: `undici.request(url)` + `await res.body.arrayBuffer()` (the plain way to read a body:
+// joined in memory). Baseline B (stricter): the same request with the body drained chunk by chunk,
+// nothing joined. The subject is the whole web_fetch call as the script sees it: the capability
+// socket round trip, the gate, the SSRF-guarded request, reading the body, the clean-ASCII check /
+// sanitizer and envelope, the ResultRef file written and renamed, the handle and its reply frame.
+// Reported: the median of the paired ratios (subject_i / baseline_i) and both medians, N calls
+// (BENCH_CALLS, default 30) after 2 warm-up pairs, for a text/plain body (cut at maxChars 50,000:
+// a 50 KB ResultRef) and a CSV body (kept whole: a 1 MB ResultRef). Text and CSV have no extraction
+// step; their in-process sanitize/frame time is reported apart. Extraction is reported separately:
+// the 1 MB HTML page through web_fetch, and the hidden-strip + Readability step alone in-process.
+// Run after `npm run build`.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// BENCH_ROOT: another checkout's built tree (e.g. main's, for a before/after on the same load).
+const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 30);
 const { loadConfig, resolveAgent } = await import(join(root, 'dist/lib/config/load.js'));
 const { runOrchestrate } = await import(join(root, 'dist/lib/orchestrate/runner.js'));
-const { extractBody, extractHtml } = await import(join(root, 'dist/lib/web/extract.js'));
+const { extractBody, extractChunks, extractHtml } = await import(join(root, 'dist/lib/web/extract.js'));
+const { cleanAsciiLines } = await import(join(root, 'dist/lib/untrusted/envelope.js'));
 const undici = await import('undici');
 
 const MB = 1024 * 1024;
@@ -27,14 +42,60 @@ const html = `<!doctype html><html><head><title>Big</title></head><body><article
 // Bytes, not strings: the server must not re-encode 1 MB per request inside the measured time.
 const bodies = { '/page.txt': ['text/plain', Buffer.from(text)], '/data.csv': ['text/csv', Buffer.from(csv)], '/page.html': ['text/html', Buffer.from(html)] };
 
+let port = 0;
+const url = (p) => `http://127.0.0.1:${port}${p}`;
+
+/** Baseline A (joined) or B (drained), one call, ms. */
+async function plain(path, mode) {
+  const s = performance.now();
+  const res = await undici.request(url(path));
+  let n = 0;
+  if (mode === 'drain') for await (const c of res.body) n += c.length;
+  else n = (await res.body.arrayBuffer()).byteLength;
+  const t = performance.now() - s;
+  if (n !== bodies[path][1].length) throw new Error(`baseline read ${n} bytes of ${path}`);
+  return t;
+}
+
+const baselines = [];
+const baselineCpu = [];
+const marks = [];
+const cpuNow = () => {
+  const c = process.cpuUsage();
+  return c.user + c.system;
+};
 const server = createServer((req, res) => {
-  const [type, body] = bodies[req.url] ?? ['text/plain', 'missing'];
+  const u = new URL(req.url, 'http://x');
+  if (u.pathname === '/mark') {
+    // The comis process's CPU (all its threads: the thread pool's file writes count) at this point of the script.
+    marks.push(cpuNow());
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+    return;
+  }
+  if (u.pathname === '/baseline') {
+    // Runs while the jailed script's web_fetch of this URL waits: nothing else is in flight.
+    const c0 = cpuNow();
+    plain(u.searchParams.get('p'), u.searchParams.get('mode')).then(
+      (t) => {
+        baselineCpu.push(cpuNow() - c0);
+        baselines.push(t);
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('ok');
+      },
+      (err) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(String(err));
+      },
+    );
+    return;
+  }
+  const [type, body] = bodies[u.pathname] ?? ['text/plain', Buffer.from('missing')];
   res.writeHead(200, { 'content-type': type });
   res.end(body);
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const port = server.address().port;
-const url = (p) => `http://127.0.0.1:${port}${p}`;
+port = server.address().port;
 
 const home = mkdtempSync(join(tmpdir(), 'comis-webbench-'));
 writeFileSync(join(home, 'config.yaml'), `agents:\n  default:\n    web:\n      fetch:\n        allowPrivate: ["127.0.0.1:${port}"]\n    autonomy:\n      limits:\n        timeoutMs: 600000\n        resultRunMb: 1024\n`);
@@ -46,75 +107,107 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 
-async function inJail(path) {
+/**
+ * N interleaved pairs in one jailed run. Wall: the subject timed in the jail, the baseline in
+ * process. CPU (the comis process, all threads, which here also runs the local server for both):
+ * the baseline's around its request; the subject's between two /mark calls around it, minus an
+ * empty /mark pair taken right after (what the two marks themselves cost).
+ */
+async function paired(path, mode) {
+  const base = url(`/baseline?p=${encodeURIComponent(path)}&mode=${mode}`);
   const source = `import { comis_tools } from './comis_tools.js';
 const t = [];
-for (let i = 0; i < ${calls + 2}; i++) {
+const mark = () => comis_tools.web_fetch({ url: ${JSON.stringify(url('/mark'))} });
+const subject = async () => {
+  await mark();
   const s = performance.now();
   const r = await comis_tools.web_fetch({ url: ${JSON.stringify(url(path))} });
-  t.push(performance.now() - s);
+  const ms = performance.now() - s;
+  await mark();
+  await mark();
+  await mark();
   if (r.status !== 200) throw new Error('status ' + r.status);
+  return ms;
+};
+const baseline = async () => {
+  const r = await comis_tools.web_fetch({ url: ${JSON.stringify(base)} });
+  if (r.status !== 200) throw new Error('baseline ' + r.content);
+};
+for (let i = 0; i < ${calls + 2}; i++) {
+  if (i % 2 === 0) { await baseline(); t.push(await subject()); }
+  else { const ms = await subject(); await baseline(); t.push(ms); }
 }
-console.log(JSON.stringify(t.slice(2)));`;
+console.log(JSON.stringify(t));`;
+  baselines.length = 0;
+  baselineCpu.length = 0;
+  marks.length = 0;
   const run = await runOrchestrate({ source, displayName: 'bench.mjs', language: 'js', agent, home, sessionKey: 'bench', timeoutMs: 600_000 });
   if (run.public.outcome !== 'success') throw new Error(`bench run failed: ${run.public.failureClass} ${run.public.stderrTail ?? ''}`);
-  return JSON.parse(run.public.stdout);
-}
-
-async function plainUndici(path) {
-  const t = [];
-  for (let i = 0; i < calls + 2; i++) {
-    const s = performance.now();
-    const res = await undici.request(url(path));
-    await res.body.arrayBuffer();
-    t.push(performance.now() - s);
+  const subject = JSON.parse(run.public.stdout).slice(2);
+  const baseline = baselines.slice(2);
+  if (subject.length !== baseline.length || marks.length !== 4 * (calls + 2)) throw new Error('unpaired');
+  const subjectCpu = [];
+  for (let i = 2; i < calls + 2; i++) {
+    const [s0, s1, c0, c1] = marks.slice(4 * i, 4 * i + 4);
+    subjectCpu.push(Math.max(0, s1 - s0 - (c1 - c0)) / 1000);
   }
-  return t.slice(2);
+  const baseCpu = baselineCpu.slice(2).map((us) => us / 1000);
+  return { subject, baseline, ratios: subject.map((s, i) => s / baseline[i]), subjectCpu, baseCpu, cpuRatios: subjectCpu.map((s, i) => s / baseCpu[i]) };
 }
 
+/** In-process median of what the call does to the body besides moving it: sanitize/frame (text, html), the per-chunk clean check and row count (a streamed CSV). */
 async function processing(path) {
   const [type, body] = bodies[path];
-  const buf = Buffer.from(body);
+  const chunks = [];
+  for (let off = 0; off < body.length; off += 65536) chunks.push(body.subarray(off, off + 65536));
   const kind = type === 'text/csv' ? 'csv' : type === 'text/html' ? 'html' : 'text';
+  const step =
+    kind === 'csv' && cleanAsciiLines
+      ? () => chunks.forEach((c) => cleanAsciiLines(c))
+      : extractChunks
+        ? () => extractChunks(chunks, body.length, kind, type, url(path), 50_000, false)
+        : () => extractBody(Buffer.concat(chunks), kind, type, url(path), 50_000, false);
   const t = [];
   for (let i = 0; i < Math.min(calls, 10) + 1; i++) {
     const s = performance.now();
-    await extractBody(buf, kind, type, url(path), 50_000, false);
+    await step();
     t.push(performance.now() - s);
   }
-  return t.slice(1);
+  return median(t.slice(1));
 }
 
 // Warm undici, the server and the JIT on every body before anything is measured.
-for (const path of Object.keys(bodies)) await plainUndici(path);
+for (const path of Object.keys(bodies)) for (let i = 0; i < 5; i++) await plain(path, 'join');
 
-const rows = [];
+const f = (n) => `${n.toFixed(2)} ms`;
+const loadavg = () => {
+  try {
+    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  } catch {
+    return '?';
+  }
+};
+process.stdout.write(`load average before: ${loadavg()}\n`);
 for (const path of ['/page.txt', '/data.csv']) {
-  const base = median(await plainUndici(path));
-  const jailed = median(await inJail(path));
-  const proc = median(await processing(path));
-  rows.push({ case: `${path} (1 MB, ${bodies[path][0]})`, base, jailed, proc });
+  const what = `${path} (1 MB, ${bodies[path][0]})`;
+  for (const mode of ['join', 'drain']) {
+    const r = await paired(path, mode);
+    const label = mode === 'join' ? 'A: undici.request + body.arrayBuffer()' : 'B: undici.request, body drained unjoined';
+    process.stdout.write(
+      `${what}, baseline ${label}: wall: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}, median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (target <= 1.5x); comis-process CPU: ${f(median(r.subjectCpu))} / ${f(median(r.baseCpu))}, paired ${median(r.cpuRatios).toFixed(2)}x\n`,
+    );
+  }
+  process.stdout.write(`${what}: in-process sanitize/frame (CSV: per-chunk clean check and row count) of the same body, inside the figures above ${f(await processing(path))}\n`);
 }
-const htmlBase = median(await plainUndici('/page.html'));
-const htmlFetch = median(await inJail('/page.html'));
-const htmlProc = median(await processing('/page.html'));
-
+const html1 = await paired('/page.html', 'join');
 const ex = [];
 for (let i = 0; i < Math.min(calls, 10); i++) {
   const s = performance.now();
   await extractHtml(html, url('/page.html'));
   ex.push(performance.now() - s);
 }
+process.stdout.write(`/page.html (1 MB HTML): web_fetch from the jail with extraction ${f(median(html1.subject))} / plain ${f(median(html1.baseline))} (extraction dominates; see the next line)\n`);
+process.stdout.write(`extraction (hidden strip + Readability + text, in-process): median ${f(median(ex))}; with sanitize and envelope ${f(await processing('/page.html'))}\n`);
+process.stdout.write(`load average after: ${loadavg()}\n`);
 server.close();
 rmSync(home, { recursive: true, force: true });
-
-const f = (n) => `${n.toFixed(2)} ms`;
-for (const r of rows) {
-  const before = Math.max(0, r.jailed - r.proc);
-  process.stdout.write(
-    `${r.case}: plain undici ${f(r.base)}; web_fetch from the jail ${f(r.jailed)} (ratio ${(r.jailed / r.base).toFixed(2)}x), of which sanitize/frame ${f(r.proc)}; before extraction ${f(before)}, ratio ${(before / r.base).toFixed(2)}x (target <= 1.5x)\n`,
-  );
-}
-process.stdout.write(`/page.html (1 MB HTML): plain undici ${f(htmlBase)}; web_fetch from the jail with extraction ${f(htmlFetch)} (extraction dominates; see the next line)\n`);
-process.stdout.write(`extraction (hidden strip + Readability + text, in-process): median ${f(median(ex))}; with sanitize and envelope ${f(htmlProc)}\n`);
-process.stdout.write(`medians of ${calls} calls (2 warm-up calls dropped); "before extraction" = in-jail median minus the in-process median of the same body's processing\n`);

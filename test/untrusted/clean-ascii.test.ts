@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { isCleanAscii, sanitizeUntrustedText } from '../../src/lib/untrusted/envelope.js';
+import { cleanAsciiLines, isCleanAscii, sanitizeUntrustedText } from '../../src/lib/untrusted/envelope.js';
 import { prng } from '../helpers/prng.js';
 
 const definition = (b: Uint8Array): boolean => {
@@ -45,6 +45,8 @@ describe('isCleanAscii', () => {
         const view = backing.subarray(offset, offset + n);
         const want = definition(view);
         expect(isCleanAscii(view), `${view.toString('hex')} @${offset}`).toBe(want);
+        // cleanAsciiLines: the same verdict, and a clean body's LF count.
+        expect(cleanAsciiLines(view), `${view.toString('hex')} @${offset}`).toBe(want ? view.reduce((k, c) => k + (c === 0x0a ? 1 : 0), 0) : -1);
         if (want) clean++;
       }
     }

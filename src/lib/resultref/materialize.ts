@@ -10,14 +10,19 @@
  * whole. The directory lives outside the jail-writable workspace (bound
  * read-only) and is removed when the run ends.
  */
-import { closeSync, read, readSync, renameSync, rmSync, write, writeSync } from 'node:fs';
+import { close, closeSync, ftruncate, read, readSync, rename, renameSync, rm, rmSync, write, writeSync, writev } from 'node:fs';
 import { promisify } from 'node:util';
 
 import { CapCallError } from '../capsocket/protocol.js';
-import { createFile, ENTRY_COST_BYTES, openRoot, procPath } from '../confine/index.js';
+import { createFile, createFileAsync, ENTRY_COST_BYTES, openRoot, procPath } from '../confine/index.js';
 
 const readAsync = promisify(read);
 const writeAsync = promisify(write);
+const writevAsync = promisify(writev);
+const closeAsync = promisify(close);
+const renameAsync = promisify(rename);
+const ftruncateAsync = promisify(ftruncate);
+const rmAsync = promisify(rm);
 
 export const RESULT_KINDS = ['json', 'jsonl', 'csv', 'text'] as const;
 export type ResultKind = (typeof RESULT_KINDS)[number];
@@ -297,9 +302,14 @@ function finish(store: ResultStore, file: RefFile, nameHint: string, tally: Tall
   } finally {
     closeSync(file.dirFd);
   }
+  store.budget.remainingBytes -= tally.bytes;
+  return register(store, name, kind, tally, headText);
+}
+
+/** A ref file now in place under `name`: counted, its handle built and remembered. Its bytes are already charged. */
+function register(store: ResultStore, name: string, kind: ResultKind, tally: { bytes: number; newlines: number; lastByte: number; head: Buffer }, headText = tally.head.toString('utf8')): ResultRefHandle {
   const ref = `results/${name}`;
   const bytes = tally.bytes;
-  store.budget.remainingBytes -= bytes;
   store.materialized.count++;
   store.materialized.bytes += bytes;
   const handle: ResultRefHandle = { type: 'ResultRef', ref, kind, bytes, preview: previewOf(tally.head), expiresAt: Date.now() + store.ttlMs };
@@ -310,6 +320,218 @@ function finish(store: ResultStore, file: RefFile, nameHint: string, tally: Tall
   if (schema) handle.schema = schema;
   store.refs.set(ref, handle);
   return handle;
+}
+
+/** Bytes queued before a RefStream hands them to the thread pool in one writev. */
+const STREAM_FLUSH_BYTES = 128 * 1024;
+const HEAD_BYTES = 64 * 1024;
+
+function ioError(err: unknown): CapCallError {
+  return err instanceof CapCallError ? err : new CapCallError('io_error', `cannot write a ResultRef (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+}
+
+/**
+ * A ResultRef written while its bytes arrive (web_fetch streams a body into
+ * it as the network delivers it). The file is created exclusively under a
+ * temp name through the confinement module and written through libuv's
+ * thread pool, so neither the open nor a megabyte of writes holds the event
+ * loop; each chunk is checked against the per-file cap and reserved from the
+ * run's budget as it is queued (concurrent streams cannot overrun it
+ * together). {@link commit} renames the file into place and returns its
+ * handle; {@link abort} (or a failed commit) deletes it and gives the
+ * reservation back: a cut or failed stream never leaves a ref behind.
+ */
+export class RefStream {
+  private readonly id: number;
+  private readonly dirFd: number;
+  private readonly tmpName: string;
+  private fd: number | undefined;
+  /** The open, then each writev in order. */
+  private chain: Promise<void>;
+  private failure: CapCallError | undefined;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private flushed = 0;
+  private state: 'open' | 'committed' | 'aborted' = 'open';
+  private readonly headParts: Buffer[] = [];
+  private headBytes = 0;
+  /** Bytes queued so far (all reserved from the budget). */
+  bytes = 0;
+  newlines = 0;
+  lastByte = 0x0a;
+
+  constructor(private readonly store: ResultStore) {
+    if (store.budget.remainingBytes < ENTRY_COST_BYTES) {
+      throw new CapCallError('result_too_large', `the result exceeds this run's remaining results budget (${store.budget.remainingBytes} bytes); narrow the request`);
+    }
+    let root;
+    try {
+      root = openRoot(store.dir);
+    } catch (err) {
+      throw new CapCallError('io_error', `cannot create a ResultRef (${(err as { code?: string }).code ?? 'error'})`);
+    }
+    this.id = store.nextId++;
+    this.dirFd = root.fd;
+    this.tmpName = `.ref-${this.id}.partial`;
+    store.budget.remainingBytes -= ENTRY_COST_BYTES;
+    this.chain = createFileAsync(this.dirFd, this.tmpName, 0o644).then(
+      (fd) => {
+        this.fd = fd;
+      },
+      (err: unknown) => {
+        this.failure = new CapCallError('io_error', `cannot create a ResultRef (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      },
+    );
+  }
+
+  /**
+   * Queues `chunk` (not copied: the caller must not reuse it). Throws
+   * result_too_large, with nothing queued, when it would pass the per-file
+   * cap or the run's budget; `newlines`, when the caller counted them already.
+   */
+  write(chunk: Buffer, newlines?: number): void {
+    if (this.state !== 'open') throw new CapCallError('io_error', 'this ResultRef is no longer being written');
+    if (this.failure) throw this.failure;
+    if (this.bytes + chunk.length > this.store.maxFileBytes || chunk.length > this.store.budget.remainingBytes) throw tooLarge(this.store, this.bytes + chunk.length);
+    if (chunk.length === 0) return;
+    this.store.budget.remainingBytes -= chunk.length;
+    this.bytes += chunk.length;
+    if (newlines !== undefined) this.newlines += newlines;
+    else for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) this.newlines++;
+    this.lastByte = chunk[chunk.length - 1]!;
+    if (this.headBytes < HEAD_BYTES) {
+      const part = chunk.subarray(0, HEAD_BYTES - this.headBytes);
+      this.headParts.push(part);
+      this.headBytes += part.length;
+    }
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes >= STREAM_FLUSH_BYTES) this.flush();
+  }
+
+  /**
+   * Drops every byte past `length`: the caller cuts a partial last row and
+   * knows the dropped bytes hold no LF and byte `length - 1` is one.
+   */
+  cutAfterLine(length: number): void {
+    if (length >= this.bytes) return;
+    this.flush();
+    this.store.budget.remainingBytes += this.bytes - length;
+    this.bytes = length;
+    this.lastByte = 0x0a;
+    if (this.headBytes > length) {
+      const head = Buffer.concat(this.headParts).subarray(0, length);
+      this.headParts.splice(0, this.headParts.length, head);
+      this.headBytes = length;
+    }
+    this.chain = this.chain.then(() => (this.failure || this.fd === undefined ? undefined : ftruncateAsync(this.fd, length).catch((err: unknown) => void (this.failure ??= ioError(err)))));
+  }
+
+  /** Empties the file (a streamed body left the clean path): the next byte written is its first again. */
+  reset(): void {
+    if (this.state !== 'open') return;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.store.budget.remainingBytes += this.bytes;
+    this.bytes = 0;
+    this.flushed = 0;
+    this.newlines = 0;
+    this.lastByte = 0x0a;
+    this.headParts.length = 0;
+    this.headBytes = 0;
+    this.chain = this.chain.then(() => (this.failure || this.fd === undefined ? undefined : ftruncateAsync(this.fd, 0).catch((err: unknown) => void (this.failure ??= ioError(err)))));
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const bufs = this.pending;
+    const position = this.flushed;
+    this.pending = [];
+    this.flushed += this.pendingBytes;
+    this.pendingBytes = 0;
+    this.chain = this.chain.then(async () => {
+      if (this.failure || this.fd === undefined) return;
+      try {
+        let pos = position;
+        let rest = bufs;
+        for (;;) {
+          const total = rest.reduce((n, b) => n + b.length, 0);
+          const { bytesWritten } = await writevAsync(this.fd, rest, pos);
+          if (bytesWritten >= total) return;
+          if (bytesWritten === 0) throw new CapCallError('io_error', 'cannot write a ResultRef (short write)');
+          pos += bytesWritten;
+          // A short write: go on from the first byte not written.
+          let skip = bytesWritten;
+          const next: Buffer[] = [];
+          for (const b of rest) {
+            if (skip >= b.length) skip -= b.length;
+            else {
+              next.push(skip > 0 ? b.subarray(skip) : b);
+              skip = 0;
+            }
+          }
+          rest = next;
+        }
+      } catch (err) {
+        this.failure ??= ioError(err);
+      }
+    });
+  }
+
+  /** Writes what is queued, renames the file into place as `ref-N.<ext>` and returns its handle. */
+  async commit(kind: ResultKind): Promise<ResultRefHandle> {
+    if (this.state !== 'open') throw new CapCallError('io_error', 'this ResultRef is no longer being written');
+    this.flush();
+    await this.chain;
+    if (this.failure) {
+      await this.abort();
+      throw this.failure;
+    }
+    this.state = 'committed';
+    const name = `ref-${this.id}.${EXT[kind]}`;
+    const fd = this.fd!;
+    this.fd = undefined;
+    // The rename and the close in flight together (one thread-pool round trip, not two).
+    const [renamed, closed] = await Promise.allSettled([renameAsync(procPath(this.dirFd, this.tmpName), procPath(this.dirFd, name)), closeAsync(fd)]);
+    if (renamed.status === 'rejected' || closed.status === 'rejected') {
+      if (renamed.status === 'fulfilled') await rmAsync(procPath(this.dirFd, name), { force: true }).catch(() => undefined);
+      else await rmAsync(procPath(this.dirFd, this.tmpName), { force: true }).catch(() => undefined);
+      closeSync(this.dirFd);
+      this.store.budget.remainingBytes += this.bytes + ENTRY_COST_BYTES;
+      throw ioError(renamed.status === 'rejected' ? renamed.reason : (closed as PromiseRejectedResult).reason);
+    }
+    closeSync(this.dirFd);
+    return register(this.store, name, kind, { bytes: this.bytes, newlines: this.newlines, lastByte: this.lastByte, head: Buffer.concat(this.headParts, this.headBytes) });
+  }
+
+  /** Deletes the temp file and gives its reservation back; safe to call more than once, and after a failed commit. */
+  async abort(): Promise<void> {
+    if (this.state !== 'open') return;
+    this.state = 'aborted';
+    this.pending = [];
+    await this.chain.catch(() => undefined);
+    if (this.fd !== undefined) await closeAsync(this.fd).catch(() => undefined);
+    this.fd = undefined;
+    await rmAsync(procPath(this.dirFd, this.tmpName), { force: true }).catch(() => undefined);
+    closeSync(this.dirFd);
+    this.store.budget.remainingBytes += this.bytes + ENTRY_COST_BYTES;
+  }
+}
+
+/**
+ * `data` as a new ResultRef of `kind`, written through a {@link RefStream}
+ * (the event loop never waits on it): `into`, an empty one opened already
+ * (web_fetch opens it while the body is still arriving), or a new one.
+ */
+export async function materializeAsync(store: ResultStore, data: Buffer, kind: ResultKind, into?: RefStream): Promise<ResultRefHandle> {
+  const out = into ?? new RefStream(store);
+  try {
+    for (let off = 0; off < data.length; off += 1 << 18) out.write(data.subarray(off, off + (1 << 18)));
+    return await out.commit(kind);
+  } catch (err) {
+    await out.abort();
+    throw err;
+  }
 }
 
 /**

@@ -13,10 +13,12 @@
  */
 import type { Agent } from 'undici';
 
-import { CapCallError } from '../capsocket/protocol.js';
 import type { WebFetchConfig } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
-import { materialize, type ResultRefHandle } from '../resultref/materialize.js';
+import { materializeAsync, type ResultRefHandle, type ResultStore } from '../resultref/materialize.js';
+import type { extractChunks } from '../web/extract.js';
+import type { FetchedBody } from '../web/fetch.js';
+import type { PageSink } from '../web/page-sink.js';
 import type { Dialer, Resolver } from '../web/guarded-agent.js';
 import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-limits.js';
 import type { ToolContext } from './context.js';
@@ -37,6 +39,8 @@ export interface WebFetchDeps {
   dial?: Dialer;
   /** TESTS ONLY: the address check off, to prove a refusal test's connector would have been dialled. */
   unsafeSkipAddressCheck?: boolean;
+  /** TESTS ONLY: no CSV streamed into its ResultRef (the body is joined and extracted at the end), to compare the two. */
+  noStreaming?: boolean;
 }
 
 /** The effective limits of an agent's web.fetch config (profile ceilings and timeout clamp applied). */
@@ -46,14 +50,47 @@ export function effectiveFetchLimits(config: WebFetchConfig): { timeoutMs: numbe
   return { timeoutMs, maxResponseBytes: profile.maxResponseBytes, maxChars: profile.maxChars };
 }
 
+/**
+ * The call's result from a body that has arrived in `sink`: a streamed CSV's
+ * ResultRef (or its inline bytes), or the extracted payload, inline up to the
+ * ResultRef threshold and a ResultRef (written without blocking the loop)
+ * over it. On a throw the caller aborts the sink (no partial file is left).
+ */
+export async function finishPage(results: ResultStore | undefined, sink: PageSink, page: FetchedBody, maxChars: number, extract: typeof extractChunks): Promise<unknown> {
+  const kind = await sink.finalKind();
+  const meta = { url: page.url, finalUrl: page.finalUrl, status: page.status, contentType: page.contentType };
+  const streamed = await sink.finishCsv(page.truncated);
+  if (streamed) {
+    if ('handle' in streamed) return Object.assign(streamed.handle, meta, { title: '', truncated: page.truncated, untrusted: true });
+    return { ...meta, title: '', kind: 'csv', content: streamed.inline.toString('latin1'), truncated: page.truncated, untrusted: true };
+  }
+  const out = await extract(sink.chunks, sink.size, kind, page.contentType, page.finalUrl, maxChars, page.truncated);
+  const truncated = page.truncated || out.cut;
+  const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
+  if (results && payload.length > results.thresholdBytes) {
+    // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
+    // 40-line slice of it rather than the whole document on its one line.
+    const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
+    const handle: ResultRefHandle = await materializeAsync(results, bytes, out.kind, sink.emptyRef());
+    await sink.abort(); // any other ref file the sink still holds (none, normally) goes
+    return Object.assign(handle, meta, { title: out.title, truncated, untrusted: true });
+  }
+  await sink.abort(); // a ref file opened while the body arrived is not needed after all
+  return { ...meta, title: out.title, kind: out.kind, content: out.content, truncated, untrusted: true };
+}
+
+/** The modules a call needs, loaded on the first call and kept (an import() per call is a loader round trip). */
+type Modules = [typeof import('undici'), typeof import('../web/guarded-agent.js'), typeof import('../web/fetch.js'), typeof import('../web/extract.js'), typeof import('../net/ssrf.js'), typeof import('../web/page-sink.js')];
+let modules: Promise<Modules> | undefined;
+function loadModules(): Promise<Modules> {
+  return (modules ??= Promise.all([import('undici'), import('../web/guarded-agent.js'), import('../web/fetch.js'), import('../web/extract.js'), import('../net/ssrf.js'), import('../web/page-sink.js')]).catch((err: unknown) => {
+    modules = undefined;
+    throw err;
+  }));
+}
+
 export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, args: WebFetchArgs, deps: WebFetchDeps = {}): Promise<unknown> {
-  const [undici, { createGuardedAgent }, { guardedGet }, { bodyKindOf, extractBody }, { parsePrivateAllowRule }] = await Promise.all([
-    import('undici'),
-    import('../web/guarded-agent.js'),
-    import('../web/fetch.js'),
-    import('../web/extract.js'),
-    import('../net/ssrf.js'),
-  ]);
+  const [undici, { createGuardedAgent }, { guardedGet }, { extractChunks }, { parsePrivateAllowRule }, { PageSink }] = await loadModules();
   const limits = effectiveFetchLimits(config);
   const maxChars = clampRequestChars({ ...resolveSourceProfile('web_fetch'), maxChars: limits.maxChars }, args.maxChars);
   const make = (): Agent => createGuardedAgent({ allowPrivate: config.allowPrivate.map(parsePrivateAllowRule), resolve: deps.resolve, dial: deps.dial, unsafeSkipAddressCheck: deps.unsafeSkipAddressCheck }, undici);
@@ -67,29 +104,14 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
       runEnded.addEventListener('abort', () => void agent.destroy().catch(() => undefined), { once: true });
     }
   } else agent = make();
+  // The body streams into the sink as it arrives: a clean CSV straight into its ResultRef file.
+  const sink = new PageSink(ctx.results, maxChars, !deps.noStreaming);
   try {
-    const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, ctx.runEnded);
-    const kind = bodyKindOf(page.contentType, page.body);
-    if (!kind) throw new CapCallError('unsupported_content_type', `web_fetch: ${page.contentType.split(';', 1)[0] || 'this content'} is not text or data; web_fetch returns HTML, JSON, JSONL, CSV and text`);
-    const out = await extractBody(page.body, kind, page.contentType, page.finalUrl, maxChars, page.truncated);
-    const meta = { url: page.url, finalUrl: page.finalUrl, status: page.status, contentType: page.contentType, title: out.title };
-    const truncated = page.truncated || out.cut;
-    const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
-    if (ctx.results && payload.length > ctx.results.thresholdBytes) {
-      const handle: ResultRefHandle = materialize(
-        ctx.results,
-        `web.${out.kind}`,
-        (write) => {
-          // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
-          // 40-line slice of it rather than the whole document on its one line.
-          const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
-          for (let off = 0; off < bytes.length; off += 1 << 20) write(bytes.subarray(off, off + (1 << 20)));
-        },
-        out.kind,
-      );
-      return Object.assign(handle, meta, { truncated, untrusted: true });
-    }
-    return { ...meta, kind: out.kind, content: out.content, truncated, untrusted: true };
+    const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, (contentType) => sink.open(contentType), ctx.runEnded);
+    return await finishPage(ctx.results, sink, page, maxChars, extractChunks);
+  } catch (err) {
+    await sink.abort();
+    throw err;
   } finally {
     if (!runEnded || !runAgents.has(runEnded)) void agent.close().catch(() => undefined);
   }

@@ -116,27 +116,63 @@ function cleanAsciiByte(bytes: Uint8Array, i: number): boolean {
  * adversarial bytes.
  */
 export function isCleanAscii(bytes: Uint8Array): boolean {
-  if (!isAscii(bytes)) return false;
+  return cleanAsciiLines(bytes) >= 0;
+}
+
+/** Whether "untrusted" (any case) starts at `i` of `bytes`: its u/U there is already known. */
+function untrustedAt(bytes: Uint8Array, i: number): boolean {
+  if (i + 8 >= bytes.length) return false;
+  for (let j = 0; j < 8; j++) if ((bytes[i + 1 + j]! | 0x20) !== UNTRUSTED_TAIL[j]) return false;
+  return true;
+}
+
+/** The high bit of each byte of `x` (all bytes < 0x80) that is zero, exactly (no borrow: x + 0x7f per byte stays under 0x100). */
+function zeroBytes(x: number): number {
+  return ~(x + 0x7f7f7f7f) & 0x80808080;
+}
+
+/**
+ * {@link isCleanAscii} and, when clean, the number of LF bytes in `bytes`
+ * (else -1), in the same pass: web_fetch checks and counts the rows of a CSV
+ * body chunk by chunk as it streams to its ResultRef. Four bytes at a time
+ * with exact per-byte masks (the bytes are ASCII, so no mask borrows across
+ * bytes): a word with no byte below 0x20, no DEL and no u/U is passed whole;
+ * one with tab/LF/CR only counts its LFs and goes on; only a u/U is looked at
+ * byte by byte.
+ */
+export function cleanAsciiLines(bytes: Uint8Array): number {
+  if (!isAscii(bytes)) return -1;
   const n = bytes.length;
+  let lines = 0;
+  const byteAt = (i: number): boolean => {
+    if (!cleanAsciiByte(bytes, i)) return false;
+    if (bytes[i] === 0x0a) lines++;
+    return true;
+  };
   const head = Math.min(n, (4 - (bytes.byteOffset & 3)) & 3);
-  for (let i = 0; i < head; i++) if (!cleanAsciiByte(bytes, i)) return false;
+  for (let i = 0; i < head; i++) if (!byteAt(i)) return -1;
   const count = (n - head) >> 2;
   const words = count === 0 ? new Uint32Array(0) : new Uint32Array(bytes.buffer, bytes.byteOffset + head, count);
-  for (let k = 0; k < words.length; k++) {
+  for (let k = 0; k < count; k++) {
     const w = words[k]!;
-    // Has a byte < 0x20; has a byte 0x7f; has a byte u or U (all bytes are < 0x80 here, so no false negatives).
-    const low = (w - 0x20202020) & ~w & 0x80808080;
-    const x = w ^ 0x7f7f7f7f;
-    const del = (x - 0x01010101) & ~x & 0x80808080;
-    const y = (w | 0x20202020) ^ 0x75757575;
-    const u = (y - 0x01010101) & ~y & 0x80808080;
-    if ((low | del | u) !== 0) {
+    // Bytes below 0x20 (b + 0x60 stays under 0x80 exactly for them), DEL, and u or U.
+    const ctl = ~(w + 0x60606060) & 0x80808080;
+    const del = zeroBytes(w ^ 0x7f7f7f7f);
+    const u = zeroBytes((w | 0x20202020) ^ 0x75757575);
+    if ((ctl | del | u) === 0) continue;
+    if (del !== 0) return -1;
+    if (ctl !== 0) {
+      const lf = zeroBytes(w ^ 0x0a0a0a0a);
+      if ((ctl & ~(lf | zeroBytes(w ^ 0x09090909) | zeroBytes(w ^ 0x0d0d0d0d))) !== 0) return -1;
+      lines += Math.imul(lf >>> 7, 0x01010101) >>> 24;
+    }
+    if (u !== 0) {
       const base = head + (k << 2);
-      for (let i = base; i < base + 4; i++) if (!cleanAsciiByte(bytes, i)) return false;
+      for (let i = base; i < base + 4; i++) if ((bytes[i]! | 0x20) === 0x75 && untrustedAt(bytes, i)) return -1;
     }
   }
-  for (let i = head + (words.length << 2); i < n; i++) if (!cleanAsciiByte(bytes, i)) return false;
-  return true;
+  for (let i = head + (count << 2); i < n; i++) if (!byteAt(i)) return -1;
+  return lines;
 }
 
 /**

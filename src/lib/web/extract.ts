@@ -60,7 +60,7 @@ function decoderOf(contentType: string): InstanceType<typeof TextDecoder> {
 }
 
 /** Whether decodeText reads this content type as UTF-8 (its charset, or an unknown label's fallback). */
-function decodesAsUtf8(contentType: string): boolean {
+export function decodesAsUtf8(contentType: string): boolean {
   return decoderOf(contentType).encoding === 'utf-8';
 }
 
@@ -248,9 +248,19 @@ function cleanAsciiFastPath(body: Buffer, kind: 'csv' | 'text', maxChars: number
       bytes,
     };
   }
+  return textFastPath(body, body.length, maxChars, envelope);
+}
+
+/**
+ * The text half of the fast path over the head of a body of `total` bytes:
+ * `head` holds at least its first maxChars + FAST_TEXT_MARGIN bytes (or all of
+ * it), so a megabyte page cut at maxChars is never joined whole. Undefined
+ * sends the body down the slow path.
+ */
+function textFastPath(head: Buffer, total: number, maxChars: number, envelope: (text: string) => string): Extracted | undefined {
   // Text under the cut: the slow path reuses the body's bytes already; only the cut is worth a fast path.
-  if (body.length <= maxChars) return undefined;
-  const prefix = body.subarray(0, Math.min(body.length, maxChars + FAST_TEXT_MARGIN));
+  if (total <= maxChars) return undefined;
+  const prefix = head.subarray(0, Math.min(total, maxChars + FAST_TEXT_MARGIN));
   if (!isCleanAscii(prefix)) return undefined;
   // A marker starting before the cut and naming "untrusted" past the prefix would run through
   // every byte between: one byte it cannot contain, past the cut, rules that out.
@@ -259,6 +269,32 @@ function cleanAsciiFastPath(body: Buffer, kind: 'csv' | 'text', maxChars: number
   if (!stop) return undefined;
   const wrapped = envelope(prefix.toString('latin1', 0, maxChars));
   return { kind: 'text', title: '', content: wrapped, text: wrapped, cut: true };
+}
+
+/** The first `n` bytes of a body held as chunks (all of it when shorter), joined. */
+export function headOf(chunks: readonly Buffer[], n: number): Buffer {
+  if (chunks.length > 0 && chunks[0]!.length >= n) return chunks[0]!.subarray(0, n);
+  const take: Buffer[] = [];
+  let size = 0;
+  for (const c of chunks) {
+    if (size >= n) break;
+    take.push(c.length > n - size ? c.subarray(0, n - size) : c);
+    size += Math.min(c.length, n - size);
+  }
+  return Buffer.concat(take, size);
+}
+
+/**
+ * {@link extractBody} over a body held as the chunks it arrived in: a text
+ * body over maxChars that takes the fast path joins only its head; every
+ * other body is joined once and extracted as before.
+ */
+export async function extractChunks(chunks: readonly Buffer[], size: number, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean): Promise<Extracted> {
+  if (kind === 'text' && size > maxChars && decodesAsUtf8(contentType)) {
+    const fast = textFastPath(headOf(chunks, maxChars + FAST_TEXT_MARGIN), size, maxChars, (text) => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl }));
+    if (fast) return fast;
+  }
+  return extractBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), kind, contentType, finalUrl, maxChars, bytesCut);
 }
 
 /**

@@ -7,8 +7,10 @@
  *
  * The body is streamed, decoded (gzip, deflate, brotli) and cut at
  * `maxResponseBytes` of DECODED data, so a compression bomb costs at most the
- * limit; one total deadline covers every hop and the whole body, so a
- * slow-drip server cannot hold a call past it.
+ * limit; each decoded chunk goes to the caller's sink as it arrives (web_fetch
+ * writes a data body into its ResultRef while the rest is still on the wire).
+ * One total deadline covers every hop and the whole body, so a slow-drip
+ * server cannot hold a call past it.
  */
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
@@ -41,10 +43,19 @@ export interface FetchedBody {
   finalUrl: string;
   status: number;
   contentType: string;
-  body: Buffer;
+  /** Decoded body bytes handed to the sink (at most maxResponseBytes). */
+  bytes: number;
   /** True when the body was cut at maxResponseBytes. */
   truncated: boolean;
 }
+
+/**
+ * Called once the final (non-redirect) response's headers are in, with its
+ * Content-Type: returns where each decoded chunk goes, or throws (a tool
+ * error) to refuse the body before it is read. The chunk function may throw
+ * too: the body is then dropped and the error is the call's.
+ */
+export type BodySink = (contentType: string) => (chunk: Buffer) => void;
 
 /** A refusal by the operator's host policy: the tool reports it, and dispatch audits it as a deny. */
 export class HostDeniedError extends CapCallError {
@@ -73,12 +84,12 @@ function checkTarget(raw: string, policy: HostPolicy, base?: URL): ParsedTarget 
 }
 
 /** Maps what undici and the guard throw to the script-facing error. */
-function toToolError(err: unknown, deadline: AbortSignal, limits: FetchLimits): Error {
+function toToolError(err: unknown, timedOut: boolean, limits: FetchLimits): Error {
   if (err instanceof CapCallError) return err;
   const e = err as { code?: string; name?: string; message?: string; cause?: unknown };
   if (err instanceof GuardRefusal) return new CapCallError(err.code, `web_fetch: ${err.message}`);
   if (e.cause instanceof GuardRefusal) return new CapCallError(e.cause.code, `web_fetch: ${e.cause.message}`);
-  if (deadline.aborted) return new CapCallError('timeout', `web_fetch: no complete response within ${limits.timeoutMs} ms (web.fetch.timeoutMs)`);
+  if (timedOut) return new CapCallError('timeout', `web_fetch: no complete response within ${limits.timeoutMs} ms (web.fetch.timeoutMs)`);
   if (e.code === 'UND_ERR_HEADERS_OVERFLOW') return new CapCallError('headers_too_large', 'web_fetch: the response headers are too large; refused');
   if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR' || e.code === 'ERR_BROTLI_DECOMPRESSION_FAILED' || e.code === 'ERR__ERROR_FORMAT_PADDING_1') {
     return new CapCallError('bad_encoding', 'web_fetch: the response body does not decode with its Content-Encoding');
@@ -103,8 +114,8 @@ function decoderFor(encoding: string): Transform[] | undefined {
   return steps;
 }
 
-/** Reads at most `limit` decoded bytes of `raw`, then stops reading and destroys the streams. */
-async function readBounded(raw: Readable, encoding: string, limit: number): Promise<{ body: Buffer; truncated: boolean }> {
+/** Hands at most `limit` decoded bytes of `raw` to `onChunk`, then stops reading and destroys the streams. */
+async function readBounded(raw: Readable, encoding: string, limit: number, onChunk: (chunk: Buffer) => void): Promise<{ bytes: number; truncated: boolean }> {
   // Streams destroyed after we stop reading still emit their abort: that is expected, not an error.
   raw.on('error', ignore);
   const steps = decoderFor(encoding);
@@ -118,35 +129,46 @@ async function readBounded(raw: Readable, encoding: string, limit: number): Prom
     stream.on('error', (err) => s.destroy(err));
     stream = stream.pipe(s);
   }
-  const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (size + chunk.length > limit) {
         // Over the limit: keep what fits and stop reading (a bomb is never decoded further).
-        chunks.push(chunk.subarray(0, limit - size));
+        if (limit > size) onChunk(chunk.subarray(0, limit - size));
         size = limit;
         truncated = true;
         break;
       }
-      chunks.push(chunk);
+      onChunk(chunk);
       size += chunk.length;
     }
   } finally {
     raw.destroy();
     for (const s of steps) s.destroy();
   }
-  return { body: Buffer.concat(chunks, size), truncated };
+  return { bytes: size, truncated };
 }
 
 /**
- * GET `rawUrl` through `agent` (a guarded agent). Throws CapCallError with a
- * stable code for every refusal; never returns a partial body as whole.
+ * GET `rawUrl` through `agent` (a guarded agent), the body into `sink`.
+ * Throws CapCallError with a stable code for every refusal; never reports a
+ * partial body as whole.
  */
-export async function guardedGet(agent: Agent, undici: typeof import('undici'), rawUrl: string, policy: HostPolicy, limits: FetchLimits, runEnded?: AbortSignal): Promise<FetchedBody> {
-  const deadline = AbortSignal.timeout(limits.timeoutMs);
-  const signal = runEnded ? AbortSignal.any([deadline, runEnded]) : deadline;
+export async function guardedGet(agent: Agent, undici: typeof import('undici'), rawUrl: string, policy: HostPolicy, limits: FetchLimits, sink: BodySink, runEnded?: AbortSignal): Promise<FetchedBody> {
+  // One controller for the deadline and the run's end (AbortSignal.timeout and .any cost a
+  // timer wrapper and a dependent-signal set per call).
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort(new DOMException('web_fetch deadline', 'TimeoutError'));
+  }, limits.timeoutMs);
+  timer.unref();
+  const onRunEnded = (): void => abort.abort(runEnded?.reason);
+  if (runEnded?.aborted) onRunEnded();
+  else runEnded?.addEventListener('abort', onRunEnded, { once: true });
+  const signal = abort.signal;
   let target = checkTarget(rawUrl, policy);
   const first = target.url.href;
   try {
@@ -174,10 +196,22 @@ export async function guardedGet(agent: Agent, undici: typeof import('undici'), 
       const contentType = (Array.isArray(ct) ? ct[0] : ct) ?? '';
       const ce = res.headers['content-encoding'];
       const encoding = (Array.isArray(ce) ? ce.join(',') : ce) ?? '';
-      const { body, truncated } = await readBounded(res.body, encoding, limits.maxResponseBytes);
-      return { url: first, finalUrl: target.url.href, status: res.statusCode, contentType, body, truncated };
+      let onChunk: (chunk: Buffer) => void;
+      try {
+        onChunk = sink(contentType);
+      } catch (err) {
+        // Refused on its headers: the body is never read.
+        res.body.on('error', ignore);
+        res.body.destroy();
+        throw err;
+      }
+      const { bytes, truncated } = await readBounded(res.body, encoding, limits.maxResponseBytes, onChunk);
+      return { url: first, finalUrl: target.url.href, status: res.statusCode, contentType, bytes, truncated };
     }
   } catch (err) {
-    throw toToolError(err, deadline, limits);
+    throw toToolError(err, timedOut, limits);
+  } finally {
+    clearTimeout(timer);
+    runEnded?.removeEventListener('abort', onRunEnded);
   }
 }
