@@ -37,6 +37,9 @@ describe('the hot path of a run', () => {
     expect(first.some((m) => /\/zod\//.test(m))).toBe(true);
     expect(first.some((m) => /\/yaml\//.test(m))).toBe(true);
     const second = traced(h.home, ['orchestrate', script]);
+    // Through the bundled fast path (src/cli/orchestrate-bundle.ts), whose modules the tracer lists as their dist files.
+    expect(second.some((m) => m.endsWith('/dist/cli/fast-orchestrate.bundle.cjs'))).toBe(true);
+    expect(second.some((m) => m.endsWith('/dist/lib/orchestrate/runner.js'))).toBe(true);
     expect(second.filter((m) => HEAVY.test(m))).toEqual([]);
     // Nothing pending in the outbox: the run's own connection probed it, the sweep's modules stay unloaded
     // (test/e2e/outbox-sweep-run.test.ts: a pending send is still delivered by the next run).
