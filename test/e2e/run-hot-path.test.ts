@@ -16,7 +16,7 @@ import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** Heavy or needless on a plain run: pino too (the run's few log lines are written without it, see obs/logger.ts). */
-const HEAVY = /\/zod\/|\/yaml\/|undici|linkedom|readability|@modelcontextprotocol|duckdb|\/ink\/|\/react\/|\/pino\//;
+const HEAVY = /\/zod\/|\/picomatch\/|\/yaml\/|undici|linkedom|readability|@modelcontextprotocol|duckdb|\/ink\/|\/react\/|\/pino\//;
 
 function traced(home: string, args: string[], status = 0): string[] {
   const trace = join(tempDir(), 'trace.txt');
