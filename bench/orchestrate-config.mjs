@@ -8,8 +8,9 @@
 //   npm install --prefix /tmp/srt-bench @anthropic-ai/sandbox-runtime   (+ apt-get install socat ripgrep)
 // and point SRT_BIN at it (default /tmp/srt-bench/node_modules/.bin/srt); without it the srt
 // column is skipped. Run after `npm run build`:  node bench/orchestrate-config.mjs
+// (BENCH_COMPARE=<other built checkout> adds that build's comis to the same rounds: an A/B.)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,6 +73,14 @@ agents:
 `;
 writeFileSync(join(home, 'config.yaml'), REALISTIC_CONFIG);
 const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home };
+// BENCH_COMPARE=<another built checkout> (e.g. main's): its comis runs in the same rounds, in a home of
+// its own (its caches are keyed by its own build), for an A/B of two builds under the same load.
+const compare = process.env.BENCH_COMPARE;
+const compareHome = compare ? mkdtempSync(join(tmpdir(), 'comis-bench-b-')) : undefined;
+if (compareHome) {
+  mkdirSync(join(compareHome, 'workspaces', 'main'), { recursive: true });
+  writeFileSync(join(compareHome, 'config.yaml'), REALISTIC_CONFIG);
+}
 
 function once(cmd, args, opts = {}) {
   const t = process.hrtime.bigint();
@@ -88,6 +97,7 @@ const subjects = [
   ['bare bwrap + node', () => once('bwrap', bareBwrap)],
   ['comis orchestrate (config)', () => once(process.execPath, [bin, 'orchestrate', '--quiet', hello])],
   ...(haveSrt ? [['srt node hello.js', () => once(srt, [process.execPath, hello], { env: { ...env, HOME: home } })]] : []),
+  ...(compare ? [['comis (BENCH_COMPARE)', () => once(process.execPath, [join(compare, 'bin/comis.js'), 'orchestrate', '--quiet', hello], { env: { ...env, HOME: compareHome, COMIS_HOME: compareHome } })]] : []),
 ];
 const samples = subjects.map(() => []);
 for (let i = 0; i < runs + 2; i++) {
@@ -105,17 +115,21 @@ if (haveSrt) {
   const vsSrt = m[1] / m[2];
   process.stdout.write(`ratio comis/srt        ${vsSrt.toFixed(2)} (target <= 0.4)  ${vsSrt <= 0.4 ? 'MET' : 'MISSED'}\n`);
 } else process.stdout.write(`srt not found at ${srt}: skipped (see the header of this file)\n`);
+if (compare) process.stdout.write(`ratio comis/BENCH_COMPARE ${(m[1] / m[subjects.length - 1]).toFixed(3)} (${compare})\n`);
+process.stdout.write(`load average ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
 
 // Where the time goes: COMIS_TIMING=1 makes the command print its phase marks to stderr.
 const phases = new Map();
 for (let i = 0; i < Math.min(runs, 10); i++) {
   const r = spawnSync(process.execPath, [bin, 'orchestrate', '--quiet', hello], { env: { ...env, COMIS_TIMING: '1' }, encoding: 'utf8' });
-  for (const x of r.stderr.matchAll(/^timing (\S+) ([\d.]+)$/gm)) {
-    if (!phases.has(x[1])) phases.set(x[1], []);
-    phases.get(x[1]).push(Number(x[2]));
+  for (const x of r.stderr.matchAll(/^timing(-cpu)? (\S+) ([\d.]+)$/gm)) {
+    if (!phases.has(x[2])) phases.set(x[2], { wall: [], cpu: [] });
+    phases.get(x[2])[x[1] ? 'cpu' : 'wall'].push(Number(x[3]));
   }
 }
-process.stdout.write('phase marks (median ms since process start):\n');
-for (const [name, v] of phases) process.stdout.write(`  ${name.padEnd(22)} ${median(v).toFixed(1).padStart(7)}\n`);
+// The CPU column is comis's own (all its threads), which a loaded machine inflates far less than the wall.
+process.stdout.write('phase marks (median ms since process start: wall, CPU):\n');
+for (const [name, v] of phases) process.stdout.write(`  ${name.padEnd(22)} ${median(v.wall).toFixed(1).padStart(7)} ${v.cpu.length ? median(v.cpu).toFixed(1).padStart(7) : ''}\n`);
 rmSync(home, { recursive: true, force: true });
+if (compareHome) rmSync(compareHome, { recursive: true, force: true });
 rmSync(refdata, { recursive: true, force: true });

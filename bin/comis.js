@@ -43,8 +43,9 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
 } else {
   let done = false;
   if (argv[0] === 'orchestrate' && !argv.includes('--help') && !argv.includes('-h')) {
-    const { tryFastOrchestrate } = await import('../dist/cli/fast-orchestrate.js');
-    done = await tryFastOrchestrate(argv.slice(1));
+    // One bundled script with a V8 code cache while it is current, else the modules (see orchestrate-bundle.ts).
+    const { loadFastOrchestrate } = await import('../dist/cli/orchestrate-bundle.js');
+    done = await (await loadFastOrchestrate())(argv.slice(1));
   } else if (argv[0] === 'skill' && argv[1] === 'scan') {
     // Plain paths with --format, --fail-on, --json (see fast-skill-scan.ts); anything else goes to oclif.
     const { tryFastSkillScan } = await import(skillScanModule());

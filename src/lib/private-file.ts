@@ -23,7 +23,7 @@ export function ensurePrivateDir(dir: string): void {
 }
 
 /** Writes `text` to `file` atomically, 0600, in a private directory (see the module's contract). Throws on failure. */
-export function writePrivateFileAtomic(file: string, text: string): void {
+export function writePrivateFileAtomic(file: string, text: string | Uint8Array): void {
   ensurePrivateDir(dirname(file));
   const temp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
   try {
@@ -43,10 +43,15 @@ export function writePrivateFileAtomic(file: string, text: string): void {
  * or could swap is never trusted (the caller treats a throw as a miss).
  */
 export function readPrivateFile(file: string): string {
+  return readPrivateBytes(file).toString('utf8');
+}
+
+/** {@link readPrivateFile} for binary entries (the V8 code cache of the orchestrate bundle). */
+export function readPrivateBytes(file: string): Buffer {
   const uid = process.geteuid?.();
   const dir = lstatSync(dirname(file));
   if (!dir.isDirectory() || (uid !== undefined && dir.uid !== uid) || (dir.mode & 0o022) !== 0) throw new Error(`${dirname(file)} is not a private directory`);
   const st = lstatSync(file);
   if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) throw new Error(`${file} is not a private file`);
-  return readFileSync(file, 'utf8');
+  return readFileSync(file);
 }

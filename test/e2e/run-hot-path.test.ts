@@ -16,7 +16,7 @@ import { makeHome } from '../helpers/orchestrate.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** Heavy or needless on a plain run: pino too (the run's few log lines are written without it, see obs/logger.ts). */
-const HEAVY = /\/zod\/|\/yaml\/|undici|linkedom|readability|@modelcontextprotocol|duckdb|\/ink\/|\/react\/|\/pino\//;
+const HEAVY = /\/zod\/|\/picomatch\/|\/yaml\/|undici|linkedom|readability|@modelcontextprotocol|duckdb|\/ink\/|\/react\/|\/pino\//;
 
 function traced(home: string, args: string[], status = 0): string[] {
   const trace = join(tempDir(), 'trace.txt');
@@ -37,6 +37,9 @@ describe('the hot path of a run', () => {
     expect(first.some((m) => /\/zod\//.test(m))).toBe(true);
     expect(first.some((m) => /\/yaml\//.test(m))).toBe(true);
     const second = traced(h.home, ['orchestrate', script]);
+    // Through the bundled fast path (src/cli/orchestrate-bundle.ts), whose modules the tracer lists as their dist files.
+    expect(second.some((m) => m.endsWith('/dist/cli/fast-orchestrate.bundle.cjs'))).toBe(true);
+    expect(second.some((m) => m.endsWith('/dist/lib/orchestrate/runner.js'))).toBe(true);
     expect(second.filter((m) => HEAVY.test(m))).toEqual([]);
     // Nothing pending in the outbox: the run's own connection probed it, the sweep's modules stay unloaded
     // (test/e2e/outbox-sweep-run.test.ts: a pending send is still delivered by the next run).

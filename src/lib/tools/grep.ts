@@ -8,10 +8,9 @@
  * MAX_GREP_WORKERS run at once in the process.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-
-import picomatch from 'picomatch';
 
 import { CapCallError } from '../capsocket/protocol.js';
 import { splitConfined } from '../confine/index.js';
@@ -51,6 +50,8 @@ export const DEFAULT_GREP_LIMITS: GrepLimits = {
  */
 const GLOB_OPTIONS = { dot: true, posix: true, strictBrackets: true, noextglob: true, nonegate: true, windows: false } as const;
 
+let picomatch: typeof import('picomatch') | undefined;
+
 /**
  * Compiles a glob (`*`, `**`, `?`, `[...]` classes, nested `{a,{b,c}}`) to an
  * anchored regular expression source, matched against `/`-separated paths
@@ -63,6 +64,8 @@ export function globToRegExpSource(glob: string): string {
   // them so `file (1).md` is matched literally, as it always was.
   const literalParens = glob.replace(/\\.|[()]/g, (m) => (m.length === 2 ? m : `\\${m}`));
   try {
+    // Loaded on the first glob, not with the run's tools (most runs never grep).
+    picomatch ??= createRequire(import.meta.url)('picomatch') as typeof import('picomatch');
     return picomatch.makeRe(literalParens, GLOB_OPTIONS).source;
   } catch (err) {
     throw new CapCallError('invalid_params', `invalid glob: ${(err as Error).message}`);
