@@ -113,6 +113,30 @@ const ref = new ResultRef({ ref: 'results/x.json', kind: 'json', bytes: 0, previ
     expect(JSON.parse(execFileSync(process.execPath, ['-e', js, JSON.stringify(exprs)], { encoding: 'utf8' }))).toEqual(expected);
   });
 
+  it('importing the JS SDK loads neither net nor child_process: the first tool call connects, the first slice spawns', () => {
+    const dir = tempDir();
+    writeSdkFiles(dir, emitSdk('all'));
+    const js = `
+const loaded = () => ['net', 'child_process'].filter((m) => process.moduleLoadList.includes('NativeModule ' + m));
+const before = loaded();
+const { comis_tools } = require(${JSON.stringify(join(dir, 'comis_tools.js'))});
+const atImport = loaded();
+comis_tools.describe();
+const afterDescribe = loaded();
+comis_tools.read({ path: 'x' }).then(
+  () => process.stdout.write('unexpected'),
+  (err) => process.stdout.write(JSON.stringify({ before, atImport, afterDescribe, afterCall: loaded(), code: err.code })),
+);
+`;
+    // No socket in the environment: the call fails, but only after it loaded net to connect.
+    const out = execFileSync(process.execPath, ['-e', js], { encoding: 'utf8', env: { PATH: process.env.PATH, COMIS_ORCH_SOCKET: join(dir, 'absent.sock'), COMIS_CAP_LEASE: 'x' } });
+    const r = JSON.parse(out) as Record<string, unknown>;
+    expect(r.before).toEqual([]);
+    expect(r.atImport).toEqual([]);
+    expect(r.afterDescribe).toEqual([]);
+    expect(r.afterCall).toContain('net');
+  });
+
   it('the jq refusal list lives in slice-policy.ts only', () => {
     const hits: string[] = [];
     const walk = (dir: string): void => {
