@@ -137,6 +137,29 @@ comis_tools.read({ path: 'x' }).then(
     expect(r.afterCall).toContain('net');
   });
 
+  it('importing the Python SDK imports neither socket, subprocess nor tempfile: the first call or slice does', () => {
+    const dir = tempDir();
+    writeSdkFiles(dir, emitSdk('all'));
+    const py = `
+import json, sys
+LAZY = {"socket", "subprocess", "tempfile"}
+before = set(sys.modules)
+import comis_tools
+at_import = sorted(LAZY & (set(sys.modules) - before))
+comis_tools.describe()
+after_describe = sorted(LAZY & (set(sys.modules) - before))
+try:
+    comis_tools.read(path="x")
+except Exception as err:
+    code = getattr(err, "code", type(err).__name__)
+print(json.dumps({"at_import": at_import, "after_describe": after_describe, "after_call": sorted(LAZY & (set(sys.modules) - before)), "code": code}))
+`;
+    const r = JSON.parse(execFileSync('python3', ['-c', py], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', COMIS_ORCH_SOCKET: join(dir, 'absent.sock'), COMIS_CAP_LEASE: 'x' } })) as Record<string, unknown>;
+    expect(r.at_import).toEqual([]);
+    expect(r.after_describe).toEqual([]);
+    expect(r.after_call).toContain('socket');
+  });
+
   it('the jq refusal list lives in slice-policy.ts only', () => {
     const hits: string[] = [];
     const walk = (dir: string): void => {
