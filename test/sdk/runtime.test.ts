@@ -154,7 +154,10 @@ except Exception as err:
     code = getattr(err, "code", type(err).__name__)
 print(json.dumps({"at_import": at_import, "after_describe": after_describe, "after_call": sorted(LAZY & (set(sys.modules) - before)), "code": code}))
 `;
-    const r = JSON.parse(execFileSync('python3', ['-c', py], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', COMIS_ORCH_SOCKET: join(dir, 'absent.sock'), COMIS_CAP_LEASE: 'x' } })) as Record<string, unknown>;
+    const r = JSON.parse(execFileSync('python3', ['-c', py], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', COMIS_ORCH_SOCKET: join(dir, 'absent.sock'), COMIS_CAP_LEASE: 'x' } })) as Record<
+      string,
+      unknown
+    >;
     expect(r.at_import).toEqual([]);
     expect(r.after_describe).toEqual([]);
     expect(r.after_call).toContain('socket');
