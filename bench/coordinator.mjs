@@ -6,7 +6,7 @@
 // A second pass runs children that each print BENCH_BIG_KB of stdout (default
 // 4096 KiB) to show peak RSS does not grow with the children's output.
 // Run after `npm run build:fast`:  node bench/coordinator.mjs
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dirname } from 'node:path';
@@ -22,6 +22,12 @@ const n = Number(process.env.BENCH_CHILDREN ?? 200);
 const levels = (process.env.BENCH_CONCURRENCY ?? '1,2,8').split(',').map(Number);
 const bigKb = Number(process.env.BENCH_BIG_KB ?? 4096);
 
+/** user + sys of the reaped descendants so far, ms (/proc/self/stat fields 16 and 17, in 10 ms ticks). */
+function reapedChildrenCpuMs() {
+  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(f[13]) + Number(f[14])) * 10;
+}
+
 function planOf(count, inline) {
   const children = Array.from({ length: count }, (_, i) => `  - id: c${i}\n    language: js\n    inline: ${JSON.stringify(inline)}\n`).join('');
   return parsePlanText(`children:\n${children}`, join(tmpdir(), 'bench-plan.yaml'), yaml);
@@ -33,10 +39,14 @@ async function measure(label, count, concurrency, inline, config) {
   const lead = resolveAgent(await loadConfig({ home }));
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20); // rss() alone: memoryUsage() walks the heap spaces, and at 50 Hz it was ~2% of the bench's CPU
+  const cpu0 = process.cpuUsage();
+  const kids0 = reapedChildrenCpuMs();
   const t0 = performance.now();
   const res = await runPlan({ plan: planOf(count, inline), lead, home, sessionKey: 's-bench', concurrency });
   const s = (performance.now() - t0) / 1000;
   clearInterval(sampler);
+  const cpu = process.cpuUsage(cpu0);
+  const kidsMs = reapedChildrenCpuMs() - kids0;
   peak = Math.max(peak, process.memoryUsage().rss);
   rmSync(home, { recursive: true, force: true });
   const row = {
@@ -47,6 +57,9 @@ async function measure(label, count, concurrency, inline, config) {
     seconds: Number(s.toFixed(2)),
     childrenPerSec: Number((count / s).toFixed(1)),
     peakRssMb: Number((peak / 1048576).toFixed(1)),
+    // CPU per child: this process (the coordinator, all threads) and every reaped descendant (the jail chain and the script).
+    coordinatorCpuMsPerChild: Math.round((cpu.user + cpu.system) / 1000 / count),
+    jailCpuMsPerChild: Math.round(kidsMs / count),
     leadContextChars: res.leadContext.chars,
     leadContextPerChild: Math.round(res.leadContext.chars / count),
   };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { jailLimitsSchema } from '../../src/lib/config/schema.js';
-import { FIRST_DATA_FD, buildJailPlan, checkRequest, orderMounts, planOptions, reachableBy, resolveMounts, rlimitArgs, type PlanContext } from '../../src/lib/jail/plan.js';
+import { FIRST_DATA_FD, buildJailPlan, checkRequest, fstabField, orderMounts, planOptions, reachableBy, resolveMounts, rlimitArgs, type PlanContext } from '../../src/lib/jail/plan.js';
 import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
 import { buildSeccompFilter } from '../../src/lib/jail/seccomp.js';
 import { expectInputInvalid } from './helpers.js';
@@ -33,13 +33,16 @@ describe('jail plan', () => {
     const opts = 'nosuid,nodev,mode=1777,size=67108864,nr_inodes=500';
     const req = request({ limits: { ...DEFAULT_JAIL_LIMITS, tmpInodes: 500 } });
     const asRoot = buildJailPlan(req, [], { ...rootCtx, tools: { ...tools, tmpfsMount: 'stage' }, stageDir: '/stage' });
+    // Both tmpfs in one fstab, mounted by one `mount -a` (not one mount process per entry).
+    const fstab = `tmpfs /stage/0 tmpfs ${opts} 0 0\ntmpfs /stage/1 tmpfs ${opts} 0 0\n`;
     expect(asRoot.stage).toEqual([
       { path: '/stage/0', isDir: true },
       { path: '/stage/1', isDir: true },
+      { path: '/stage/fstab', isDir: false, content: fstab },
     ]);
     const rootArgs = asRoot.args.join(' ');
     expect(rootArgs).toContain(`/usr/bin/unshare --mount --propagation private -- /usr/bin/sh -c`);
-    expect(rootArgs).toContain(`comis-stage /usr/bin/mount ${opts} /stage/0 ${opts} /stage/1 -- -- /usr/bin/setpriv`);
+    expect(rootArgs).toContain(`"$1" -n -a -i -T "$2"; shift 2; exec "$@" comis-stage /usr/bin/mount /stage/fstab /usr/bin/setpriv`);
     const inJail = planOptions(asRoot).join(' ');
     expect(inJail).toContain('--bind /stage/0 /tmp --bind /stage/1 /dev/shm');
     expect(inJail).not.toContain('--tmpfs');
@@ -47,7 +50,8 @@ describe('jail plan', () => {
     const user = buildJailPlan(req, [], { ...rootCtx, root: false, hostUid: 1000, tools: { ...tools, tmpfsMount: 'userns' }, stageDir: '/stage' });
     const userArgs = user.args.join(' ');
     expect(userArgs).toContain(`/usr/bin/unshare --user --map-root-user --mount --propagation private -- /usr/bin/sh -c`);
-    expect(userArgs).toContain(`comis-stage /usr/bin/mount ${opts} /stage/0 ${opts} /stage/1 -- -- /usr/bin/unshare --user --map-user=1000 --map-group=1000 -- /usr/bin/bwrap --args`);
+    expect(userArgs).toContain(`comis-stage /usr/bin/mount /stage/fstab /usr/bin/unshare --user --map-user=1000 --map-group=1000 -- /usr/bin/bwrap --args`);
+    expect(user.stage.at(-1)).toEqual({ path: '/stage/fstab', isDir: false, content: fstab });
     expect(userArgs).not.toContain('setpriv --reuid');
 
     // A mode of the other kind of caller is ignored, and the test-only weakening goes back to bubblewrap's own tmpfs.
@@ -195,12 +199,23 @@ describe('jail plan', () => {
     const mounts = resolveMounts([{ kind: 'rw', source: join(locked, 'ws'), target: '/workspace' }], { root: true, hostUid: uid });
     expect(mounts[0]!.staged).toBe(true);
     const plan = buildJailPlan(request(), mounts, { ...rootCtx, stageDir: '/tmp/stage' });
-    expect(plan.stage).toEqual([{ path: '/tmp/stage/0', isDir: true }]);
+    expect(plan.stage).toEqual([
+      { path: '/tmp/stage/0', isDir: true },
+      { path: '/tmp/stage/fstab', isDir: false, content: `${fstabField(join(locked, 'ws'))} /tmp/stage/0 none bind 0 0\n` },
+    ]);
     const i = plan.args.indexOf('/usr/bin/unshare');
     expect(plan.args.slice(i, i + 6)).toEqual(['/usr/bin/unshare', '--mount', '--propagation', 'private', '--', '/usr/bin/sh']);
-    expect(plan.args).toContain(join(locked, 'ws'));
-    expect(plan.args.indexOf('/usr/bin/setpriv')).toBeGreaterThan(plan.args.indexOf('/tmp/stage/0'));
+    // The source travels in the stage fstab, not on a host command line.
+    expect(plan.args).not.toContain(join(locked, 'ws'));
+    expect(plan.args.indexOf('/usr/bin/setpriv')).toBeGreaterThan(plan.args.indexOf('/tmp/stage/fstab'));
     expect(planOptions(plan).join(' ')).toContain('--bind /tmp/stage/0 /workspace');
+  });
+
+  it('fstab fields: every byte outside a plain path alphabet is an octal escape, so no path can split a field, start a comment or add an option', () => {
+    expect(fstabField('/home/a b/c\td\ne#f\\g')).toBe('/home/a\\040b/c\\011d\\012e\\043f\\134g');
+    expect(fstabField('/é')).toBe('/\\303\\251');
+    expect(fstabField('/plain/path-1_2.x,y=z')).toBe('/plain/path-1_2.x,y=z');
+    invalid(() => fstabField('/a\0b'));
   });
 
   it('not root: no setpriv; RLIMIT_NPROC = tasks of our uid + maxProcesses outside, maxProcesses inside (through the nproc gate)', () => {

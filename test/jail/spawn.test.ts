@@ -92,6 +92,28 @@ describe('spawnJail', () => {
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain('comis-stage');
   });
 
+  it.skipIf(!root)('as root: staged sources whose paths hold a space, a tab, a newline, # and a backslash are bound exactly (the stage fstab escapes them)', async () => {
+    const base = tempDir();
+    const locked = join(base, 'home 0700');
+    const wsPath = join(locked, 'w s\tx\ny#z\\q');
+    const roPath = join(locked, 'ro #1');
+    mkdirSync(wsPath, { recursive: true });
+    mkdirSync(roPath, { recursive: true });
+    writeFileSync(join(roPath, 'data.txt'), 'ro-data');
+    chmodSync(roPath, 0o755);
+    chmodSync(locked, 0o700);
+    const hostUid = deriveJailUid(wsPath);
+    prepareWritableDir(wsPath, hostUid);
+    const r = await runInJail({
+      ws: { path: wsPath, hostUid },
+      mounts: [{ kind: 'ro', source: roPath, target: `${WS}/results` }],
+      command: ['/bin/sh', '-c', `cat ${WS}/results/data.txt && echo staged > ${WS}/f`],
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('ro-data');
+    expect(readFileSync(join(wsPath, 'f'), 'utf8')).toBe('staged\n');
+  });
+
   // A private TMPDIR (0700, as careful operators and CI runners set it) once made every staged jail fail: the stage
   // went under TMPDIR, which the jail uid cannot search, so bubblewrap could not open its bind sources.
   it('a private 0700 TMPDIR does not break a jail whose workspace is under a 0700 directory (as root: staged where the jail uid can reach)', async () => {

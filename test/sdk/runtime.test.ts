@@ -113,6 +113,56 @@ const ref = new ResultRef({ ref: 'results/x.json', kind: 'json', bytes: 0, previ
     expect(JSON.parse(execFileSync(process.execPath, ['-e', js, JSON.stringify(exprs)], { encoding: 'utf8' }))).toEqual(expected);
   });
 
+  it('importing the JS SDK loads neither net nor child_process: the first tool call connects, the first slice spawns', () => {
+    const dir = tempDir();
+    writeSdkFiles(dir, emitSdk('all'));
+    const js = `
+const loaded = () => ['net', 'child_process'].filter((m) => process.moduleLoadList.includes('NativeModule ' + m));
+const before = loaded();
+const { comis_tools } = require(${JSON.stringify(join(dir, 'comis_tools.js'))});
+const atImport = loaded();
+comis_tools.describe();
+const afterDescribe = loaded();
+comis_tools.read({ path: 'x' }).then(
+  () => process.stdout.write('unexpected'),
+  (err) => process.stdout.write(JSON.stringify({ before, atImport, afterDescribe, afterCall: loaded(), code: err.code })),
+);
+`;
+    // No socket in the environment: the call fails, but only after it loaded net to connect.
+    const out = execFileSync(process.execPath, ['-e', js], { encoding: 'utf8', env: { PATH: process.env.PATH, COMIS_ORCH_SOCKET: join(dir, 'absent.sock'), COMIS_CAP_LEASE: 'x' } });
+    const r = JSON.parse(out) as Record<string, unknown>;
+    expect(r.before).toEqual([]);
+    expect(r.atImport).toEqual([]);
+    expect(r.afterDescribe).toEqual([]);
+    expect(r.afterCall).toContain('net');
+  });
+
+  it('importing the Python SDK imports neither socket, subprocess nor tempfile: the first call or slice does', () => {
+    const dir = tempDir();
+    writeSdkFiles(dir, emitSdk('all'));
+    const py = `
+import json, sys
+LAZY = {"socket", "subprocess", "tempfile"}
+before = set(sys.modules)
+import comis_tools
+at_import = sorted(LAZY & (set(sys.modules) - before))
+comis_tools.describe()
+after_describe = sorted(LAZY & (set(sys.modules) - before))
+try:
+    comis_tools.read(path="x")
+except Exception as err:
+    code = getattr(err, "code", type(err).__name__)
+print(json.dumps({"at_import": at_import, "after_describe": after_describe, "after_call": sorted(LAZY & (set(sys.modules) - before)), "code": code}))
+`;
+    const r = JSON.parse(execFileSync('python3', ['-c', py], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', COMIS_ORCH_SOCKET: join(dir, 'absent.sock'), COMIS_CAP_LEASE: 'x' } })) as Record<
+      string,
+      unknown
+    >;
+    expect(r.at_import).toEqual([]);
+    expect(r.after_describe).toEqual([]);
+    expect(r.after_call).toContain('socket');
+  });
+
   it('the jq refusal list lives in slice-policy.ts only', () => {
     const hits: string[] = [];
     const walk = (dir: string): void => {

@@ -149,7 +149,7 @@ export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompA
     });
     for (const entry of plan.stage) {
       if (entry.isDir) mkdirSync(entry.path, { mode: 0o700 });
-      else writeFileSync(entry.path, '', { mode: 0o600 });
+      else writeFileSync(entry.path, entry.content ?? '', { mode: 0o600, flag: 'wx' });
     }
     return { plan, hostUid, root, cleanup };
   } catch (err) {

@@ -8,10 +8,11 @@
  *
  *   prlimit --nproc --as --fsize --core --nofile --
  *     [with a deadline: setpriv --pdeathsig KILL -- timeout -s KILL <secs> --]
- *     [root: unshare --mount -- sh -c '<mount the inode-bounded /tmp and /dev/shm
- *      tmpfs, bind sources the jail uid cannot reach, onto a 0711 stage dir>' ... --]
+ *     [root: unshare --mount -- sh -c '<one `mount -a` of the stage fstab: the
+ *      inode-bounded /tmp and /dev/shm tmpfs, bind sources the jail uid cannot
+ *      reach, onto a 0711 stage dir>' ... --]
  *     [not root, the host allows it: unshare --user --map-root-user --mount --
- *      sh -c '<mount the inode-bounded tmpfs pair onto the stage dir>' ... --]
+ *      sh -c '<the same, the inode-bounded tmpfs pair only>' ... --]
  *     [root: setpriv --reuid U --regid U --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs]
  *       bwrap --args 3 [non-root: --block-fd G] -- COMMAND...
  *
@@ -117,8 +118,13 @@ export interface JailPlan {
   dataFds: Buffer[];
   /** fd number bubblewrap writes its JSON status (child pid, exit code) to; it comes after the data fds. */
   statusFd: number;
-  /** Stage entries to create before spawning: index i is `<stageDir>/<i>`, a dir or an empty file. */
-  stage: { path: string; isDir: boolean }[];
+  /**
+   * Stage entries to create before spawning: `<stageDir>/<i>`, a dir or an
+   * empty file (a mount point), and last, when anything is staged,
+   * `<stageDir>/fstab` with `content`: every stage mount, which the stager
+   * makes with one `mount -a` (one process, not one per mount).
+   */
+  stage: { path: string; isDir: boolean; content?: string }[];
   /**
    * Not root: bubblewrap's `--block-fd`, on which the jail waits, set up and
    * just before its exec, until the caller has lowered the jail's
@@ -303,12 +309,38 @@ export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'r
 }
 
 /**
- * Staging script (root only): bind each source onto its stage path in this
- * private mount namespace, then exec the rest of the chain. `unset PWD`: the
- * shell exports it, and bubblewrap must start with an empty environment.
+ * Staging script: in this private mount namespace, make every mount of the
+ * stage fstab ($2) with one `mount -a` (`-i`: no mount.<type> helper, `-n`:
+ * no mtab), then exec the rest of the chain. A mount that fails makes the
+ * whole `mount -a` fail, and `set -e` stops the chain there. One process for
+ * all of them: a `mount` per entry cost a fork and an exec of util-linux's
+ * mount each, the largest part of the jail's start. `unset PWD`: the shell
+ * exports it, and bubblewrap must start with an empty environment.
  */
-const STAGE_SCRIPT =
-  'set -e; unset PWD OLDPWD; m=$1; shift; ' + 'while [ "$1" != -- ]; do "$m" -n -t tmpfs -o "$1" -- tmpfs "$2"; shift 2; done; shift; ' + 'while [ "$1" != -- ]; do "$m" -n --bind -- "$1" "$2"; shift 2; done; shift; exec "$@"';
+const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; exec "$@"';
+
+/**
+ * One fstab field: every byte outside a plain path alphabet as libmount's
+ * `\ooo` octal escape, so a space, tab, newline, `#` or backslash in a host
+ * path can never split a field, start a comment or add an option.
+ */
+export function fstabField(value: string): string {
+  noNul(value, 'fstab field');
+  let out = '';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9/._+,:=@-]/.test(c) ? c : `\\${byte.toString(8).padStart(3, '0')}`;
+  }
+  return out;
+}
+
+/** The stage fstab: each tmpfs (options, mount point), then each bind (source, stage path), in order. */
+function stageFstab(tmpfs: readonly string[], binds: readonly string[]): string {
+  const lines: string[] = [];
+  for (let i = 0; i < tmpfs.length; i += 2) lines.push(`tmpfs ${fstabField(tmpfs[i + 1]!)} tmpfs ${fstabField(tmpfs[i]!)} 0 0`);
+  for (let i = 0; i < binds.length; i += 2) lines.push(`${fstabField(binds[i]!)} ${fstabField(binds[i + 1]!)} none bind 0 0`);
+  return `${lines.join('\n')}\n`;
+}
 
 /** Mount options of a private tmpfs: comis's own integers only, never caller text. */
 function tmpfsOptions(limits: JailResourceLimits): string {
@@ -426,6 +458,12 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
   dataFds[argsFd - FIRST_DATA_FD] = Buffer.from(b.map((x) => `${noNul(x, 'bwrap option')}\0`).join(''), 'utf8');
 
   let chain: string[] = [ctx.tools.bwrap, '--args', String(argsFd), '--', ...req.command];
+  // The stager's one fstab, the last stage entry (never a mount point itself).
+  const fstab = (): string => {
+    const path = posix.join(ctx.stageDir!, 'fstab');
+    stage.push({ path, isDir: false, content: stageFstab(stageTmpfs, stageBinds) });
+    return path;
+  };
   if (ctx.root) {
     if (!ctx.tools.setpriv) throw new Error('buildJailPlan: root needs setpriv');
     if (!Number.isInteger(ctx.hostUid) || ctx.hostUid < 1 || ctx.hostUid > 0xffff_fffe) throw invalid(`Jail host uid ${ctx.hostUid} is not a valid unprivileged uid.`);
@@ -434,7 +472,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (stage.length > 0) {
       const { unshare, mount, sh } = ctx.tools;
       if (!unshare || !mount || !sh) throw new Error('buildJailPlan: staging needs unshare, mount and sh');
-      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageTmpfs, '--', ...stageBinds, '--', ...chain];
+      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab(), ...chain];
     }
   } else if (tmpfsMode === 'userns') {
     // A user namespace of our own, where we are root over nothing but it:
@@ -448,7 +486,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (!unshare || !mount || !sh) throw new Error('buildJailPlan: a bounded tmpfs needs unshare, mount and sh');
     const u = String(ctx.hostUid);
     chain = [unshare, '--user', `--map-user=${u}`, `--map-group=${u}`, '--', ...chain];
-    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, ...stageTmpfs, '--', '--', ...chain];
+    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab(), ...chain];
   }
   if (req.deadlineMs !== undefined) {
     // Outermost after the rlimits, before any uid change: a credential change

@@ -210,6 +210,17 @@ function tsFlavour(tools: ToolModel[], mcp: McpTyping | undefined): { source: st
 }
 
 /**
+ * Builtins the JS runtime loads on first use, not at import: the socket
+ * (`net`, first tool call), the slicers' processes (`child_process`) and
+ * their temp dir (`os`). Loading them was a good part of what importing the
+ * SDK cost a script in the jail, paid even by a script that names
+ * comis_tools and never calls it. Only modules whose exports the runtime
+ * calls as plain functions belong here (the proxy answers property reads).
+ */
+const LAZY_BUILTINS = new Set(['node:net', 'node:child_process', 'node:os']);
+const LAZY_BUILTIN_FN = 'function lazyBuiltin(id) {\n  let mod;\n  return new Proxy({}, { get: (_target, key) => (mod ??= require(id))[key] });\n}\n';
+
+/**
  * The JS flavour is the TS flavour with its types stripped by esbuild, then
  * turned into CommonJS with named `exports.X = X` lines (what Node's ESM
  * loader detects, so `import { comis_tools }` works as well as `require`).
@@ -225,7 +236,7 @@ function emitJs(tsSource: string): string {
     // Fields are assigned in the constructor, as before: an absent `rows` stays absent.
     tsconfigRaw: { compilerOptions: { useDefineForClassFields: false } },
   });
-  let body = code.replace(/^import \* as (\w+) from "(node:[\w/]+)";$/gm, 'const $1 = require("$2");');
+  let body = code.replace(/^import \* as (\w+) from "(node:[\w/]+)";$/gm, (_all, name: string, id: string) => (LAZY_BUILTINS.has(id) ? `const ${name} = lazyBuiltin("${id}");` : `const ${name} = require("${id}");`));
   let names: string[] = [];
   body = body.replace(/^export \{([^}]*)\};\n/m, (_all, list: string) => {
     names = list
@@ -235,7 +246,7 @@ function emitJs(tsSource: string): string {
     return '';
   });
   if (names.length === 0 || /^(import|export)\b/m.test(body)) throw new Error('SDK runtime: unexpected module syntax after esbuild');
-  return `'use strict';\n// ${HEADER}\n${body}${names.map((n) => `exports.${n} = ${n};\n`).join('')}`;
+  return `'use strict';\n// ${HEADER}\n${LAZY_BUILTIN_FN}${body}${names.map((n) => `exports.${n} = ${n};\n`).join('')}`;
 }
 
 function emitDts(apiTypes: string): string {

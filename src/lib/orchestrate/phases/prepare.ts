@@ -85,7 +85,7 @@ export async function prepareRun(options: OrchestrateOptions, emit: (event: Orch
 
   mark('provider');
   // Script → what the jail runs; interpreter resolved before any side effect.
-  const script = await prepareScript(options.source, options.language, options.displayName);
+  const script = await prepareScript(options.source, options.language, options.displayName, { cacheDir: join(options.home, 'cache') });
   const interpreter = jail.resolveInterpreter(options.language === 'py' ? 'python3' : 'node');
   mark('transpile');
 

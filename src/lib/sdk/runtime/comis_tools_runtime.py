@@ -13,10 +13,11 @@ TypeScript SDK: one JSON line {id, bearer, method, params} per call.
 import json as _json
 import os as _os
 import re as _re
-import socket as _socket
-import subprocess as _subprocess
-import tempfile as _tempfile
 import time as _time
+
+# socket, subprocess and tempfile are imported where first used (the first
+# tool call, the first slice): importing them here was most of what
+# `import comis_tools` cost a script that never calls a tool.
 
 # @generated:begin tool-table
 _TOOLS = []
@@ -57,6 +58,8 @@ def _check_jq(expr):
 
 
 def _run_tool(args, input_path, what):
+    import subprocess as _subprocess
+
     try:
         if input_path is None:
             proc = _subprocess.run(args, stdin=_subprocess.DEVNULL, capture_output=True, env={}, timeout=_SLICE_TIMEOUT_S)
@@ -175,6 +178,8 @@ class _Slices:
         return "\n".join(lines[offset:None if limit is None else offset + limit])
 
     def _with_file(self, work):
+        import tempfile as _tempfile
+
         fd, path = _tempfile.mkstemp(prefix="comis-inline-")
         try:
             with _os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -231,6 +236,8 @@ def _connect():
     path = _os.environ.get("COMIS_ORCH_SOCKET")
     if not path or not _os.environ.get("COMIS_CAP_LEASE"):
         raise ComisToolError("lease_absent", "COMIS_ORCH_SOCKET and COMIS_CAP_LEASE are not set: comis_tools works inside `comis orchestrate` only.")
+    import socket as _socket
+
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     conn.connect(path)
     _conn = conn
