@@ -25,14 +25,14 @@ function liveHeapBytes(): number {
 
 const FIRST = 16;
 const LAST = 64;
-const OUT_KB = 64;
+const OUT_KB = 96;
 
 describe('runPlan memory', () => {
   it(`retains no per-child state beyond the bounded report: live heap after GC at child ${FIRST} and ${LAST} of one plan`, async () => {
     const home = tempDir('comis-coord-mem-');
     writeFileSync(join(home, 'config.yaml'), 'agents:\n  default:\n    autonomy:\n      limits:\n        stdoutCapBytes: 67108864\n');
     const lead = resolveAgent(await loadConfig({ home }));
-    // Each child prints 64 KiB, so a child's output (or its 30,000-char head and tail) kept after it ended shows.
+    // Each child prints 96 KiB, so a child's output (or its 30,000-char head and tail) kept after it ended shows.
     const inline = `const l = 'x'.repeat(1023) + '\\n'; process.stdout.write(l.repeat(${OUT_KB}));`;
     const children = Array.from({ length: LAST }, (_, i) => `  - id: c${i}\n    language: js\n    inline: ${JSON.stringify(inline)}\n`).join('');
     const plan = parsePlanText(`children:\n${children}`, join(tempDir(), 'plan.yaml'), yaml);
@@ -53,8 +53,9 @@ describe('runPlan memory', () => {
     expect(res.totals.done).toBe(LAST);
     const perChild = (heapAt.get(LAST)! - heapAt.get(FIRST)!) / (LAST - FIRST);
     // What a finished child legitimately leaves: its report (bounded summary, ids, caps) and its
-    // announcement in the lead context, about 5 KB here (a 2,000-char summary twice). Keeping its output costs 30 KB to 120 KB.
+    // announcement in the lead context, about 5 KB here (a 2,000-char summary twice), up to 10 KB measured
+    // next to other tests (the other child in flight at the first mark). Keeping its output costs ~100 KB.
     process.stdout.write(`live heap at child ${FIRST}: ${(heapAt.get(FIRST)! / 1048576).toFixed(2)} MB, at ${LAST}: ${(heapAt.get(LAST)! / 1048576).toFixed(2)} MB, ${Math.round(perChild)} B/child\n`);
-    expect(perChild).toBeLessThan(16 * 1024);
+    expect(perChild).toBeLessThan(24 * 1024);
   }, 240_000);
 });
