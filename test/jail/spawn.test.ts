@@ -114,6 +114,35 @@ describe('spawnJail', () => {
     expect(readFileSync(join(wsPath, 'f'), 'utf8')).toBe('staged\n');
   });
 
+  it.skipIf(!root)('as root: the stage directory is gone when `exited` resolves (removed off the event loop, still before the exit is reported)', async () => {
+    const base = tempDir();
+    const locked = join(base, 'home-0700');
+    const wsPath = join(locked, 'ws');
+    mkdirSync(wsPath, { recursive: true });
+    chmodSync(locked, 0o700);
+    const hostUid = deriveJailUid(wsPath);
+    prepareWritableDir(wsPath, hostUid);
+    const parent = stageParent(hostUid);
+    const ours = (): string[] => readdirSync(parent).filter((n) => n.startsWith(`comis-stage-${process.pid}-`));
+    const before = ours();
+    let during: string[] = [];
+    let atExit: string[] | undefined;
+    const r = await runInJail({
+      ws: { path: wsPath, hostUid },
+      command: ['/bin/sh', '-c', `echo staged > ${WS}/f`],
+      during: (p) => {
+        // Positive control: this run made a stage (its workspace is out of the jail uid's reach).
+        during = ours().filter((n) => !before.includes(n));
+        // Read in the reaction to `exited` itself, before anything else can run.
+        void p.exited.then(() => (atExit = ours()));
+      },
+    });
+    expect(r.code).toBe(0);
+    expect(during).toHaveLength(1);
+    expect(atExit).toEqual(before);
+    expect(ours()).toEqual(before);
+  });
+
   // A private TMPDIR (0700, as careful operators and CI runners set it) once made every staged jail fail: the stage
   // went under TMPDIR, which the jail uid cannot search, so bubblewrap could not open its bind sources.
   it('a private 0700 TMPDIR does not break a jail whose workspace is under a 0700 directory (as root: staged where the jail uid can reach)', async () => {

@@ -7,6 +7,8 @@
  * (`\u{202e}`) that reorder what is displayed. The input is already redacted
  * by the runner (secrets) and bounded; the escaped text is bounded again.
  */
+import { detached } from './summary.js';
+
 export const CHILD_STDERR_TAIL_CHARS = 2_000;
 
 const NAMED: Record<string, string> = { '\r': '\\r', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\0': '\\0' };
@@ -21,12 +23,12 @@ export function escapeForTerminal(text: string): string {
   });
 }
 
-/** The last `max` characters of an escaped tail, cut at a line start when one is near. */
+/** The last `max` characters of an escaped tail, cut at a line start when one is near; a copy that keeps nothing of the runner's stderr alive. */
 export function childStderrTail(stderrTail: string | undefined, max = CHILD_STDERR_TAIL_CHARS): string | undefined {
   if (stderrTail === undefined || stderrTail.trim() === '') return undefined;
   const escaped = escapeForTerminal(stderrTail.replace(/\n+$/, ''));
-  if (escaped.length <= max) return escaped;
+  if (escaped.length <= max) return detached(escaped);
   const cut = escaped.slice(escaped.length - max);
   const nl = cut.indexOf('\n');
-  return nl !== -1 && nl < 200 ? cut.slice(nl + 1) : cut;
+  return detached(nl !== -1 && nl < 200 ? cut.slice(nl + 1) : cut);
 }

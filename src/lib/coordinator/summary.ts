@@ -10,14 +10,28 @@ import type { ChildState, ResultRefInfo } from './events.js';
 
 export const SUMMARY_PREFIX = 'SUMMARY:';
 
-/** Cuts `text` to at most `max` characters, keeping head and tail around a marker. */
+/**
+ * A copy of `s` that shares no memory with the string it was cut from. V8's
+ * slice/split/trim and template literals return views (sliced and cons
+ * strings) that keep their whole parent alive: a 2,000-char summary cut from
+ * a child's stdout kept that stdout (up to 120,000 chars) in memory for as
+ * long as the plan's report lived, so the coordinator grew with every child.
+ * Prefixing makes a pair, and slicing flattens the pair into a fresh string
+ * (one byte a character when it can be) of which the result is a view:
+ * `s`'s parent is no longer referenced. Code units are kept as they are.
+ */
+export function detached(s: string): string {
+  return ` ${s}`.slice(1);
+}
+
+/** Cuts `text` to at most `max` characters, keeping head and tail around a marker; the result is {@link detached} from `text`. */
 export function boundSummary(text: string, max: number): string {
-  if (text.length <= max) return text;
+  if (text.length <= max) return detached(text);
   const marker = `\n[… ${text.length} chars, cut for the lead; drill into the result …]\n`;
   const room = Math.max(0, max - marker.length);
   const head = Math.ceil(room * 0.6);
   const tail = room - head;
-  return `${text.slice(0, head)}${marker}${tail > 0 ? text.slice(text.length - tail) : ''}`.slice(0, max);
+  return detached(`${text.slice(0, head)}${marker}${tail > 0 ? text.slice(text.length - tail) : ''}`.slice(0, max));
 }
 
 /** The child's chosen summary (last `SUMMARY:` line), else the head and tail of its stdout; always ≤ max chars. */

@@ -5,6 +5,7 @@
  * the very same jail.
  */
 import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,8 +19,14 @@ export interface Launch {
   plan: JailPlan;
   hostUid: number;
   root: boolean;
-  /** Removes the stage directory, if one was made. Idempotent. */
+  /** Removes the stage directory, if one was made. Idempotent. For error paths before the spawn and the synchronous smoke path. */
   cleanup(): void;
+  /**
+   * {@link cleanup} off the event loop: removing the stage's mount points
+   * (once bound in the jail's mount namespace) took 10-16 ms of blocking
+   * rmdir per child. Resolves once the stage is gone.
+   */
+  cleanupAsync(): Promise<void>;
 }
 
 const STAGE_PREFIX = 'comis-stage-';
@@ -131,6 +138,11 @@ export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompA
     if (stageDir) rmSync(stageDir, { recursive: true, force: true });
     stageDir = undefined;
   };
+  const cleanupAsync = async (): Promise<void> => {
+    const dir = stageDir;
+    stageDir = undefined;
+    if (dir) await rm(dir, { recursive: true, force: true });
+  };
   try {
     const boundTmpfs = !req.testOnlyWeaken?.tmpInodes && tmpfsMountMode({ tools, root }) !== undefined;
     if (boundTmpfs || mounts.some((m) => m.staged)) {
@@ -151,7 +163,7 @@ export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompA
       if (entry.isDir) mkdirSync(entry.path, { mode: 0o700 });
       else writeFileSync(entry.path, entry.content ?? '', { mode: 0o600, flag: 'wx' });
     }
-    return { plan, hostUid, root, cleanup };
+    return { plan, hostUid, root, cleanup, cleanupAsync };
   } catch (err) {
     cleanup();
     throw err;

@@ -297,7 +297,7 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     }
     done = true;
     gate?.destroy();
-    launch.cleanup();
+    await launch.cleanupAsync();
     const out: JailExit = { code, signal, started };
     if (killedBy) out.killedBy = killedBy;
     return out;
