@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { JAIL_TURNS_SOURCE, median, pct, scriptTurn } from './lib/turns.mjs';
+import { JAIL_TURNS_SOURCE, median, pct, startTurnedRun } from './lib/turns.mjs';
 
 // BENCH_ROOT: another checkout's build (its bin/comis.js), to compare two trees with the same bench.
 const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -125,17 +125,7 @@ gate.sort((a, b) => a - b);
 endTurn(${blocks}, { perSec, gateP50: gate[Math.floor(N * 0.5)], gateP99: gate[Math.floor(N * 0.99)] });
 `,
 );
-const child = spawn(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
-  env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home },
-  stdio: ['ignore', 'ignore', 'pipe'],
-});
-let stderr = '';
-child.stderr.on('data', (d) => (stderr += d));
-const exited = new Promise((resolve) => child.on('exit', resolve));
-const failed = exited.then((code) => {
-  throw new Error(`orchestrate exited ${code} before its blocks were done: ${stderr}`);
-});
-const turn = (b) => Promise.race([scriptTurn(ws, b), failed]);
+const { child, exited, stderr, turn } = startTurnedRun(root, script, ws, { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home });
 
 try {
   await echoBlock(200); // warm, as the script's first 200 reads
@@ -148,7 +138,7 @@ try {
   const echoPerSec = await echoThroughput(blocks * block * 5);
   const tail = await turn(blocks);
   const code = await exited;
-  if (code !== 0) throw new Error(`orchestrate exited ${code}: ${stderr}`);
+  if (code !== 0) throw new Error(`orchestrate exited ${code}: ${stderr()}`);
 
   const p50Ratios = pairs.map((p) => pct(p.jail.lat, 0.5) / pct(p.echo.lat, 0.5));
   const p99Ratios = pairs.map((p) => pct(p.jail.lat, 0.99) / pct(p.echo.lat, 0.99));

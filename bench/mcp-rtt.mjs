@@ -12,7 +12,6 @@
 // comis run (and a fresh server on each side); the paired ratios of every run are pooled. Also
 // the server start cost per run (the first call of a run, which starts the server, minus a warm
 // call). Run after `npm run build`:  node bench/mcp-rtt.mjs
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { JAIL_TURNS_SOURCE, median, pct, scriptTurn } from './lib/turns.mjs';
+import { JAIL_TURNS_SOURCE, median, pct, startTurnedRun } from './lib/turns.mjs';
 
 // BENCH_ROOT: another checkout's build (its bin/comis.js), to compare two trees with the same bench.
 const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -74,16 +73,7 @@ async function oneRun() {
   const startIn = performance.now() - t0;
   for (let i = 0; i < warm; i++) await client.callTool({ name: 'ping', arguments: {} });
 
-  const child = spawn(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
-    env: { ...process.env, COMIS_HOME: home },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  const failed = exited.then((code) => {
-    throw new Error(`orchestrate exited ${code} before its blocks were done: ${stderr}`);
-  });
+  const { exited, stderr, turn } = startTurnedRun(root, script, workspace, { ...process.env, COMIS_HOME: home });
 
   const pairs = [];
   let firstMs;
@@ -94,13 +84,13 @@ async function oneRun() {
       await client.callTool({ name: 'ping', arguments: {} });
       inLat.push(performance.now() - t);
     }
-    const jail = await Promise.race([scriptTurn(workspace, b), failed]);
+    const jail = await turn(b);
     if (jail.firstMs !== undefined) firstMs = jail.firstMs;
     pairs.push({ inLat: inLat.sort((x, y) => x - y), jailLat: jail.lat.sort((x, y) => x - y) });
   }
   await client.close();
   const code = await exited;
-  if (code !== 0) throw new Error(`orchestrate exited ${code}: ${stderr}`);
+  if (code !== 0) throw new Error(`orchestrate exited ${code}: ${stderr()}`);
   return { pairs, startIn, firstMs };
 }
 

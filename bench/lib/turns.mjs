@@ -5,6 +5,7 @@
 // script's turn, the script answers `done-<b>.json` when its block is over; each side waits on an
 // inotify watch of the directory (a 50 ms poll is the safety net), so the side that waits burns
 // no CPU while the other measures.
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -72,3 +73,24 @@ export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+
+/**
+ * Starts `comis orchestrate <script>` of the tree at `root` for a turns bench, and gives the
+ * turn function: `turn(b)` hands block b to the script and resolves with its report, or rejects
+ * with the run's stderr if the run exits before its blocks are done; `stderr()` is what it
+ * wrote so far.
+ */
+export function startTurnedRun(root, script, workspace, env) {
+  const child = spawn(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const failed = exited.then((code) => {
+    throw new Error(`orchestrate exited ${code} before its blocks were done: ${stderr}`);
+  });
+  failed.catch(() => {}); // observed through turn(); a run that ends after the last turn is not an error
+  return { child, exited, stderr: () => stderr, turn: (b) => Promise.race([scriptTurn(workspace, b), failed]) };
+}

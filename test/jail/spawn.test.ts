@@ -11,6 +11,21 @@ import { detectSandboxProvider, prepareWritableDir, resolveInterpreter, spawnJai
 import { tempDir } from '../helpers/temp.js';
 import { WS, limits, node, python, root, runInJail, until, workspace } from './helpers.js';
 
+/**
+ * A workspace `ws` under a 0700 directory `locked` (both names under a fresh temp dir), writable
+ * by its jail uid: as root the jail uid cannot reach it, so the jail stages it. `prepare` makes
+ * `locked`'s other contents before it is locked.
+ */
+function lockedWorkspace(lockedName: string, wsName: string, prepare?: (locked: string) => void): { wsPath: string; hostUid: number } {
+  const locked = join(tempDir(), lockedName);
+  const wsPath = join(locked, wsName);
+  mkdirSync(wsPath, { recursive: true });
+  prepare?.(locked);
+  chmodSync(locked, 0o700);
+  const hostUid = deriveJailUid(wsPath);
+  prepareWritableDir(wsPath, hostUid);
+  return { wsPath, hostUid };
+}
 describe('spawnJail', () => {
   it('the provider on this machine works (the smoke test passed)', () => {
     const p = detectSandboxProvider();
@@ -78,13 +93,7 @@ describe('spawnJail', () => {
   });
 
   it.skipIf(!root)('as root: a workspace under a 0700 root-owned directory is reachable (staged), and the host sees no bind', async () => {
-    const base = tempDir();
-    const locked = join(base, 'home-0700');
-    const wsPath = join(locked, 'ws');
-    mkdirSync(wsPath, { recursive: true });
-    chmodSync(locked, 0o700);
-    const hostUid = deriveJailUid(wsPath);
-    prepareWritableDir(wsPath, hostUid);
+    const { wsPath, hostUid } = lockedWorkspace('home-0700', 'ws');
     const r = await runInJail({ ws: { path: wsPath, hostUid }, command: ['/bin/sh', '-c', `echo staged > ${WS}/f && cat ${WS}/f`] });
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('staged\n');
@@ -93,17 +102,13 @@ describe('spawnJail', () => {
   });
 
   it.skipIf(!root)('as root: staged sources whose paths hold a space, a tab, a newline, # and a backslash are bound exactly (the stage fstab escapes them)', async () => {
-    const base = tempDir();
-    const locked = join(base, 'home 0700');
-    const wsPath = join(locked, 'w s\tx\ny#z\\q');
-    const roPath = join(locked, 'ro #1');
-    mkdirSync(wsPath, { recursive: true });
-    mkdirSync(roPath, { recursive: true });
-    writeFileSync(join(roPath, 'data.txt'), 'ro-data');
-    chmodSync(roPath, 0o755);
-    chmodSync(locked, 0o700);
-    const hostUid = deriveJailUid(wsPath);
-    prepareWritableDir(wsPath, hostUid);
+    let roPath = '';
+    const { wsPath, hostUid } = lockedWorkspace('home 0700', 'w s\tx\ny#z\\q', (locked) => {
+      roPath = join(locked, 'ro #1');
+      mkdirSync(roPath);
+      writeFileSync(join(roPath, 'data.txt'), 'ro-data');
+      chmodSync(roPath, 0o755);
+    });
     const r = await runInJail({
       ws: { path: wsPath, hostUid },
       mounts: [{ kind: 'ro', source: roPath, target: `${WS}/results` }],
@@ -115,13 +120,7 @@ describe('spawnJail', () => {
   });
 
   it.skipIf(!root)('as root: the stage directory is gone when `exited` resolves (removed off the event loop, still before the exit is reported)', async () => {
-    const base = tempDir();
-    const locked = join(base, 'home-0700');
-    const wsPath = join(locked, 'ws');
-    mkdirSync(wsPath, { recursive: true });
-    chmodSync(locked, 0o700);
-    const hostUid = deriveJailUid(wsPath);
-    prepareWritableDir(wsPath, hostUid);
+    const { wsPath, hostUid } = lockedWorkspace('home-0700', 'ws');
     const parent = stageParent(hostUid);
     const ours = (): string[] => readdirSync(parent).filter((n) => n.startsWith(`comis-stage-${process.pid}-`));
     const before = ours();
