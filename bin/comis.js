@@ -4,6 +4,7 @@
 // plain `comis orchestrate` invocations skip oclif too (same flag table; any
 // help, unknown flag or usage error goes through the oclif command).
 import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const argv = process.argv.slice(2);
 const userAgent = () => `comis/${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version} ${process.platform}-${process.arch} node-${process.version}`;
@@ -17,22 +18,23 @@ const rootHelp = () => {
     return undefined;
   }
 };
-// The `skill scan` fast path as one bundled module (scripts/build-skill-scan-bundle.mjs) while it is
-// current: every dist file it was built from has the recorded size and is not newer than it.
-// Else (missing, or dist rebuilt without it by `npm run build:fast`) the modules themselves.
-const skillScanModule = () => {
+// A fast path's bundle (scripts/build-*-bundle.mjs) while it is current: every dist file it was
+// built from has the size its list (the .json beside it) records and none is newer than the
+// bundle. Else undefined (missing, or dist rebuilt without it by `npm run build:fast`, or an
+// edited dist file), and the modules themselves load. Plain path strings: a run stats ~140 inputs.
+const currentBundle = (name) => {
   try {
-    const dist = new URL('../dist/', import.meta.url);
-    const bundle = new URL('cli/fast-skill-scan.bundle.js', dist);
-    const builtAt = statSync(bundle).mtimeMs;
-    const { inputs } = JSON.parse(readFileSync(new URL('cli/fast-skill-scan.bundle.json', dist), 'utf8'));
-    for (const [path, size] of Object.entries(inputs)) {
-      const stat = statSync(new URL(path, dist));
-      if (stat.size !== size || stat.mtimeMs > builtAt) return '../dist/cli/fast-skill-scan.js';
+    const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+    const path = `${dist}cli/${name}`;
+    const builtAt = statSync(path).mtimeMs;
+    const list = JSON.parse(readFileSync(path.replace(/\.c?js$/, '.json'), 'utf8'));
+    for (const [file, size] of Object.entries(list.inputs)) {
+      const stat = statSync(dist + file);
+      if (stat.size !== size || stat.mtimeMs > builtAt) return undefined;
     }
-    return bundle.href;
+    return { path, list };
   } catch {
-    return '../dist/cli/fast-skill-scan.js';
+    return undefined;
   }
 };
 let help;
@@ -45,10 +47,12 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   if (argv[0] === 'orchestrate' && !argv.includes('--help') && !argv.includes('-h')) {
     // One bundled script with a V8 code cache while it is current, else the modules (see orchestrate-bundle.ts).
     const { loadFastOrchestrate } = await import('../dist/cli/orchestrate-bundle.js');
-    done = await (await loadFastOrchestrate())(argv.slice(1));
+    done = await (await loadFastOrchestrate(currentBundle('fast-orchestrate.bundle.cjs')))(argv.slice(1));
   } else if (argv[0] === 'skill' && argv[1] === 'scan') {
     // Plain paths with --format, --fail-on, --json (see fast-skill-scan.ts); anything else goes to oclif.
-    const { tryFastSkillScan } = await import(skillScanModule());
+    // One bundled module (scripts/build-skill-scan-bundle.mjs) while it is current, else the modules.
+    const bundle = currentBundle('fast-skill-scan.bundle.js');
+    const { tryFastSkillScan } = await import(bundle ? pathToFileURL(bundle.path).href : '../dist/cli/fast-skill-scan.js');
     done = await tryFastSkillScan(argv.slice(2));
   } else if ((argv[0] === 'explain' && argv[1] === '--last') || (argv[0] === 'jail' && argv[1] === 'probe') || argv[0] === 'fleet') {
     // Exactly `explain --last` / `jail probe` / `fleet [--since X]`, each with an optional trailing --json (see fast-commands.ts).

@@ -21,11 +21,13 @@
 // their first use: the import tracer of the tests lists both as dist files). Run last in
 // `npm run build`, after everything that writes dist/.
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { build, transform } from 'esbuild';
+
+import { bundleInputs } from './lib/bundle-inputs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -73,12 +75,7 @@ code = code.replace(ESM_INIT, '    return fn && (__comisLoaded(__getOwnPropNames
 code = code.replace(/\bimport\((["'][^"'\n]+["'])\)/g, '__comisImport($1)');
 if (/\bimport\(/.test(code)) throw new Error('build-orchestrate-bundle.mjs: an import() with a computed specifier is left in the bundle; give it a literal one');
 
-const inputs = {};
-for (const input of Object.keys(result.metafile.inputs).sort()) {
-  const path = relative(dist, join(root, input));
-  if (path.startsWith('..')) throw new Error(`build-orchestrate-bundle.mjs: ${input} is outside dist/ (packages must stay external)`);
-  inputs[path] = statSync(join(dist, path)).size;
-}
+const inputs = bundleInputs(result.metafile, root, dist, 'build-orchestrate-bundle.mjs');
 // Modules esbuild did not wrap are evaluated when the bundle loads: every input not named by an __esm key.
 const lazy = new Set([...code.matchAll(/= __esm\(\{\n {2}"(dist\/[^"]+)"\(\)/g)].map((m) => relative('dist', m[1])));
 const eager = Object.keys(inputs).filter((p) => !lazy.has(p));

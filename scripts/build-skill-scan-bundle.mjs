@@ -8,11 +8,13 @@
 // and none is newer than the bundle; otherwise (`npm run build:fast`, which rebuilds dist
 // without this step, or an edited dist file) it loads the modules themselves. Run last in
 // `npm run build`, after everything that writes dist/.
-import { statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
+
+import { bundleInputs } from './lib/bundle-inputs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -28,12 +30,7 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
-const inputs = {};
-for (const input of Object.keys(result.metafile.inputs).sort()) {
-  const path = relative(dist, join(root, input));
-  if (path.startsWith('..')) throw new Error(`build-skill-scan-bundle.mjs: ${input} is outside dist/ (packages must stay external)`);
-  inputs[path] = statSync(join(dist, path)).size;
-}
+const inputs = bundleInputs(result.metafile, root, dist, 'build-skill-scan-bundle.mjs');
 // Written after the bundle, so the bundle is never newer than the list that vouches for it.
 writeFileSync(join(dist, 'cli/fast-skill-scan.bundle.json'), `${JSON.stringify({ inputs })}\n`);
 process.stdout.write(`dist/cli/fast-skill-scan.bundle.js written (${Object.keys(inputs).length} modules)\n`);

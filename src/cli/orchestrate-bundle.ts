@@ -6,7 +6,7 @@
  *
  * Current means: every dist file it was built from has the recorded size and
  * none is newer than the bundle (`npm run build:fast` rebuilds dist without
- * it). The packages the bundle import()s are imported from here, an ES module
+ * it); bin/comis.js checks that (`currentBundle`) and passes the bundle in. The packages the bundle import()s are imported from here, an ES module
  * in dist/cli as the bundle's modules were, so they resolve as before.
  *
  * The code cache is V8's compiled form of the bundle, written after a run
@@ -18,7 +18,7 @@
  * name pins it to the bundle's exact bytes. A rejected, corrupt or missing
  * entry costs one uncached compile and is rewritten.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,12 @@ interface BundleList {
   inputs: Record<string, number>;
 }
 
+/** What bin/comis.js's `currentBundle` gives for a current bundle: its path and its list. */
+interface CurrentBundle {
+  path: string;
+  list: BundleList;
+}
+
 /**
  * The dist modules the bundle has evaluated, as the URLs of their own files (and the bundle's own),
  * for test/helpers/trace-imports.mjs: a traced run lists the same modules either way it loads.
@@ -43,24 +49,6 @@ const LOADED = Symbol.for('comis.bundle.loaded');
 
 const dist = new URL('../', import.meta.url);
 
-/** The bundle and its list while they are current (see the module's comment), else undefined. */
-function currentBundle(): { path: string; list: BundleList } | undefined {
-  try {
-    const path = fileURLToPath(new URL('cli/fast-orchestrate.bundle.cjs', dist));
-    const builtAt = statSync(path).mtimeMs;
-    const list = JSON.parse(readFileSync(new URL('cli/fast-orchestrate.bundle.json', dist), 'utf8')) as BundleList;
-    // Plain path strings: ~140 stats on every run, and a URL per stat costs more than the stat.
-    const distPath = fileURLToPath(dist);
-    for (const [file, size] of Object.entries(list.inputs)) {
-      const st = statSync(distPath + file);
-      if (st.size !== size || st.mtimeMs > builtAt) return undefined;
-    }
-    return { path, list };
-  } catch {
-    return undefined;
-  }
-}
-
 /** The bundle's import() of a package (a literal specifier, see the build script). */
 const importPackage = (specifier: string): Promise<unknown> => import(specifier);
 
@@ -68,9 +56,7 @@ function codeCachePath(sha256: string): string {
   return join(comisHome(), 'cache', `orchestrate-${sha256.slice(0, 16)}-${process.version}-${process.arch}.v8`);
 }
 
-function loadBundle(): FastOrchestrate | undefined {
-  const bundle = currentBundle();
-  if (!bundle) return undefined;
+function loadBundle(bundle: CurrentBundle): FastOrchestrate | undefined {
   const cacheFile = codeCachePath(bundle.list.sha256);
   let cachedData: Buffer | undefined;
   try {
@@ -106,7 +92,10 @@ function loadBundle(): FastOrchestrate | undefined {
   };
 }
 
-/** `tryFastOrchestrate` of dist/cli/fast-orchestrate.ts, from the bundle when it is current. */
-export async function loadFastOrchestrate(): Promise<FastOrchestrate> {
-  return loadBundle() ?? (await import('./fast-orchestrate.js')).tryFastOrchestrate;
+/**
+ * `tryFastOrchestrate` of dist/cli/fast-orchestrate.ts: from the bundle when bin/comis.js found it
+ * current (its `currentBundle`, the one check for every fast path's bundle), else the modules.
+ */
+export async function loadFastOrchestrate(bundle?: CurrentBundle): Promise<FastOrchestrate> {
+  return (bundle && loadBundle(bundle)) ?? (await import('./fast-orchestrate.js')).tryFastOrchestrate;
 }
