@@ -274,15 +274,18 @@ export function makeDir(dir: Handle, name: string, mode: number): Handle {
   return { ...h, rel };
 }
 
+/** How a new file is created in a directory: never an existing name (O_EXCL), no links followed. */
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | O_CLOEXEC;
+
 /** Creates a new file in a directory handle; never opens an existing name (O_EXCL, no links followed). */
 export function createFile(dir: Handle, name: string, mode: number): number {
-  return openSync(procPath(dir.fd, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | O_CLOEXEC, mode);
+  return openSync(procPath(dir.fd, name), CREATE_FLAGS, mode);
 }
 
 /** {@link createFile} through libuv's thread pool: the same flags, the event loop never waits on the open. */
 export function createFileAsync(dirFd: number, name: string, mode: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    open(procPath(dirFd, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | O_CLOEXEC, mode, (err, fd) => (err ? reject(err) : resolve(fd)));
+    open(procPath(dirFd, name), CREATE_FLAGS, mode, (err, fd) => (err ? reject(err) : resolve(fd)));
   });
 }
 
