@@ -75,13 +75,17 @@ export const median = (xs) => {
 };
 
 /**
- * Starts `comis orchestrate <script>` of the tree at `root` for a turns bench, and gives the
+ * Starts `comis orchestrate <script>` of the tree at `root` for a turns bench (with
+ * BENCH_COMIS_NODE_ARGS before bin/comis.js, if set), and gives the
  * turn function: `turn(b)` hands block b to the script and resolves with its report, or rejects
  * with the run's stderr if the run exits before its blocks are done; `stderr()` is what it
  * wrote so far.
  */
 export function startTurnedRun(root, script, workspace, env) {
-  const child = spawn(process.execPath, [join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
+  // BENCH_COMIS_NODE_ARGS: node options for the comis process only (space-separated), e.g.
+  // `--cpu-prof --cpu-prof-dir=/tmp/p` to profile its side of the calls (NODE_OPTIONS refuses --cpu-prof).
+  const nodeArgs = (process.env.BENCH_COMIS_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin/comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
