@@ -7,12 +7,14 @@
 // so the machine's load of a given moment weighs on both sides of a pair. The ratios p50(jail)/p50(echo)
 // (target <= 2x) and p99(jail)/p99(echo) (target <= 3x) are given pooled over all the calls (the
 // issue's definition) and as the median over the blocks of the paired ratios; MET needs both.
+// The CPU time of each side per call is reported too (the echo's client and server, the jailed script and comis's main
+// thread, from /proc/<pid>/schedstat): it moves far less with the machine's load than the latency does.
 // Then throughput: the jail with 32 calls in flight, the echo with 64, and both with 1 in flight
 // (from the blocks); and the gate alone, labelled: N calls of resume() in a run without
 // durability (allowed by the gate, answered durability_off with no I/O).
 // Run after `npm run build`:  node bench/capsocket-rtt.mjs
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,6 +36,14 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(' ');
 const loadBefore = load();
+// CPU time of a process's main thread, in µs (/proc/<pid>/schedstat: ns on the CPU; 0 where absent).
+const threadCpuUs = (pid) => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return 0;
+  }
+};
 
 // The bare echo: a node echo server in its own process, as the capability socket's client (the
 // jailed script) is in its own process.
@@ -63,12 +73,15 @@ const echoOnce = () =>
 async function echoBlock(n) {
   const lat = [];
   const s0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
+  const server0 = threadCpuUs(echoServer.pid);
   for (let i = 0; i < n; i++) {
     const t = process.hrtime.bigint();
     await echoOnce();
     lat.push(Number(process.hrtime.bigint() - t) / 1000);
   }
-  return { lat: lat.sort((a, b) => a - b), secs: Number(process.hrtime.bigint() - s0) / 1e9 };
+  const c = process.cpuUsage(c0);
+  return { lat: lat.sort((a, b) => a - b), secs: Number(process.hrtime.bigint() - s0) / 1e9, clientCpu: (c.user + c.system) / n, serverCpu: (threadCpuUs(echoServer.pid) - server0) / n };
 }
 async function echoThroughput(total) {
   let done = 0;
@@ -100,12 +113,14 @@ for (let b = 0; b < ${blocks}; b++) {
   await myTurn(b);
   const lat = [];
   const s0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < ${block}; i++) {
     const t = process.hrtime.bigint();
     await comis_tools.read({ path: 'small.txt' });
     lat.push(Number(process.hrtime.bigint() - t) / 1000);
   }
-  endTurn(b, { lat, secs: Number(process.hrtime.bigint() - s0) / 1e9 });
+  const c = process.cpuUsage(c0);
+  endTurn(b, { lat, secs: Number(process.hrtime.bigint() - s0) / 1e9, clientCpu: (c.user + c.system) / ${block} });
 }
 await myTurn(${blocks});
 const t0 = process.hrtime.bigint();
@@ -132,8 +147,10 @@ try {
   const pairs = [];
   for (let b = 0; b < blocks; b++) {
     const echo = await echoBlock(block);
+    const comis0 = threadCpuUs(child.pid);
     const jail = await turn(b);
-    pairs.push({ echo, jail: { lat: jail.lat.sort((x, y) => x - y), secs: jail.secs } });
+    const serverCpu = (threadCpuUs(child.pid) - comis0) / block;
+    pairs.push({ echo, jail: { lat: jail.lat.sort((x, y) => x - y), secs: jail.secs, clientCpu: jail.clientCpu, serverCpu } });
   }
   const echoPerSec = await echoThroughput(blocks * block * 5);
   const tail = await turn(blocks);
@@ -152,6 +169,9 @@ try {
   process.stdout.write(`capability socket round trip, ${blocks * block} sequential calls a side in ${blocks} alternating blocks of ${block} (µs), node ${process.version}, load ${loadBefore} -> ${load()}\n`);
   process.stdout.write(`bare unix-socket echo      p50 ${us(pct(echoAll, 0.5))}  p99 ${us(pct(echoAll, 0.99))}  ${n(echoPerSec)} calls/s (64 in flight), ${n(seq('echo'))} calls/s (1 in flight)\n`);
   process.stdout.write(`comis read, from the jail  p50 ${us(pct(jailAll, 0.5))}  p99 ${us(pct(jailAll, 0.99))}  ${n(tail.perSec)} calls/s (32 in flight), ${n(seq('jail'))} calls/s (1 in flight)\n`);
+  // CPU per call of each side (medians over the blocks): the work done, which the machine's load moves far less than the latency.
+  const cpu = (side, who) => median(pairs.map((p) => p[side][who])).toFixed(1).padStart(5);
+  process.stdout.write(`CPU per call, µs (median of the blocks): echo client ${cpu('echo', 'clientCpu')}, echo server ${cpu('echo', 'serverCpu')}; jailed script (SDK) ${cpu('jail', 'clientCpu')}, comis main thread ${cpu('jail', 'serverCpu')}\n`);
   process.stdout.write(
     `gate alone, from the jail  p50 ${us(tail.gateP50)}  p99 ${us(tail.gateP99)}  (resume() with durability off: gate + socket, no tool I/O; vs the pooled echo: p50 ${(tail.gateP50 / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(tail.gateP99 / pct(echoAll, 0.99)).toFixed(2)}x)\n`,
   );
