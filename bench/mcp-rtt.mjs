@@ -11,8 +11,10 @@
 // p50/p99 of each side are printed too. BENCH_RUNS (default 3) repeats the whole with a fresh
 // comis run (and a fresh server on each side); the paired ratios of every run are pooled. Also
 // the server start cost per run (the first call of a run, which starts the server, minus a warm
-// call). Run after `npm run build`:  node bench/mcp-rtt.mjs
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+// call). And the CPU time per call of each process (the in-process client and its server; the jailed
+// script, comis's main thread and the server comis started), medians over the blocks: the work done,
+// which the machine's load moves far less than the latency. Run after `npm run build`:  node bench/mcp-rtt.mjs
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +37,28 @@ const workspace = join(home, 'workspaces', 'default');
 mkdirSync(workspace, { recursive: true });
 
 const fmt = (ms) => `${(ms * 1000).toFixed(0)} µs`;
+// CPU time of a process's main thread, in µs (/proc/<pid>/schedstat: ns on the CPU; 0 where absent).
+const threadCpuUs = (pid) => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return 0;
+  }
+};
+// The host pid of the edge server comis started for its run (under its bubblewrap): the edge
+// server process that is not the in-process client's own.
+const edgeServerPid = (not) => {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === not) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (argv[0] === process.execPath && argv.includes(edge)) return Number(name);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+};
 const load = () =>
   loadavg()
     .map((x) => x.toFixed(2))
@@ -56,8 +80,11 @@ for (let i = 0; i < ${warm}; i++) await comis_tools.mcp.edge.ping({});
 for (let b = 0; b < ${blocks}; b++) {
   await myTurn(b);
   const lat = [];
+  const c0 = process.cpuUsage();
   for (let i = 0; i < ${block}; i++) { t = performance.now(); await comis_tools.mcp.edge.ping({}); lat.push(performance.now() - t); }
-  endTurn(b, b === 0 ? { lat, firstMs } : { lat });
+  const c = process.cpuUsage(c0);
+  const cpu = (c.user + c.system) / ${block};
+  endTurn(b, b === 0 ? { lat, cpu, firstMs } : { lat, cpu });
 }
 `,
 );
@@ -73,20 +100,31 @@ async function oneRun() {
   const startIn = performance.now() - t0;
   for (let i = 0; i < warm; i++) await client.callTool({ name: 'ping', arguments: {} });
 
-  const { exited, stderr, turn } = startTurnedRun(root, script, workspace, { ...process.env, COMIS_HOME: home });
+  const { child, exited, stderr, turn } = startTurnedRun(root, script, workspace, { ...process.env, COMIS_HOME: home });
 
   const pairs = [];
   let firstMs;
+  const inServer = client.transport?.pid ?? undefined;
+  let runServer;
   for (let b = 0; b < blocks; b++) {
     const inLat = [];
+    const c0 = process.cpuUsage();
+    const s0 = threadCpuUs(inServer);
     for (let i = 0; i < block; i++) {
       const t = performance.now();
       await client.callTool({ name: 'ping', arguments: {} });
       inLat.push(performance.now() - t);
     }
+    const c = process.cpuUsage(c0);
+    const inCpu = { client: (c.user + c.system) / block, server: (threadCpuUs(inServer) - s0) / block };
+    // comis starts its server on the script's first call, before block 0: known from block 1 on.
+    runServer ??= b > 0 ? edgeServerPid(inServer) : undefined;
+    const comis0 = threadCpuUs(child.pid);
+    const server0 = threadCpuUs(runServer);
     const jail = await turn(b);
+    const jailCpu = { script: jail.cpu, comis: (threadCpuUs(child.pid) - comis0) / block, server: runServer ? (threadCpuUs(runServer) - server0) / block : undefined };
     if (jail.firstMs !== undefined) firstMs = jail.firstMs;
-    pairs.push({ inLat: inLat.sort((x, y) => x - y), jailLat: jail.lat.sort((x, y) => x - y) });
+    pairs.push({ inLat: inLat.sort((x, y) => x - y), jailLat: jail.lat.sort((x, y) => x - y), inCpu, jailCpu });
   }
   await client.close();
   const code = await exited;
@@ -109,6 +147,13 @@ try {
   process.stdout.write(`MCP ping, ${blocks * block} sequential calls a side per run in ${blocks} alternating blocks of ${block}, ${runs} run(s) (load ${load()})\n`);
   process.stdout.write(`  in-process SDK client                  : p50 ${fmt(pct(inAll, 0.5))}  p99 ${fmt(pct(inAll, 0.99))}\n`);
   process.stdout.write(`  jail: comis_tools.mcp.edge.ping → comis : p50 ${fmt(pct(jailAll, 0.5))}  p99 ${fmt(pct(jailAll, 0.99))}\n`);
+  const cpu = (side, who) => {
+    const xs = all.map((p) => p[side][who]).filter((x) => x !== undefined);
+    return xs.length ? median(xs).toFixed(0).padStart(4) : '   ?';
+  };
+  process.stdout.write(
+    `  CPU per call, µs (median of the blocks): in-process client ${cpu('inCpu', 'client')}, its server ${cpu('inCpu', 'server')}; jailed script ${cpu('jailCpu', 'script')}, comis main thread ${cpu('jailCpu', 'comis')}, comis's server ${cpu('jailCpu', 'server')}\n`,
+  );
   process.stdout.write(`  paired block ratios p50 (jail / in-process): min ${Math.min(...ratios).toFixed(2)}x, median ${ratio.toFixed(2)}x, max ${Math.max(...ratios).toFixed(2)}x over ${ratios.length} pairs\n`);
   process.stdout.write(`  p50 ratio, median of the paired blocks: ${ratio.toFixed(2)}x (target <= 2x) -> ${ratio <= 2 ? 'MET' : 'MISSED'}\n`);
   process.stdout.write(`  server start per run (first call minus a warm one): ${median(starts.map((s) => s.startRun)).toFixed(1)} ms  (in-process connect + listTools: ${median(starts.map((s) => s.startIn)).toFixed(1)} ms)\n`);
