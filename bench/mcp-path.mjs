@@ -7,7 +7,8 @@
 //   surface   + the result made data (envelope, sanitizer, ResultRef threshold)
 //   dispatch  + the capability-socket dispatcher and the mcp gate (lease, allowlist, tool list, audit)
 //   socket    + a real capability socket and a client on it (framing, JSON, one unix-socket hop)
-// p50 and CPU time of this process per call (which counts the socket client's side too).
+// p50 and CPU time of this process per call (which counts the socket client's side too), and of
+// the server's processes per call (their main threads, /proc/<pid>/schedstat).
 // bench/mcp-rtt.mjs measures the whole path from inside a jail. Run after `npm run build`.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -31,17 +32,28 @@ const edge = join(root, 'test/fixtures/mcp/edge-server.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'comis-mcp-path-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function time(fn) {
+// CPU time of the main threads of some processes, in µs (/proc/<pid>/schedstat: ns on the CPU; 0 where absent).
+const threadsCpuUs = (pids) =>
+  pids.reduce((sum, pid) => {
+    try {
+      return sum + Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+    } catch {
+      return sum;
+    }
+  }, 0);
+
+async function time(fn, serverPids) {
   for (let i = 0; i < 200; i++) await fn();
   const lat = [];
   const cpu0 = process.cpuUsage();
+  const server0 = threadsCpuUs(serverPids);
   for (let i = 0; i < calls; i++) {
     const t = performance.now();
     await fn();
     lat.push(performance.now() - t);
   }
   const cpu = process.cpuUsage(cpu0);
-  return { p50: median(lat) * 1000, cpu: (cpu.user + cpu.system) / calls };
+  return { p50: median(lat) * 1000, cpu: (cpu.user + cpu.system) / calls, serverCpu: (threadsCpuUs(serverPids) - server0) / calls };
 }
 
 const direct = new Client({ name: 'bench', version: '0' });
@@ -89,7 +101,9 @@ const layers = {
 try {
   const seen = Object.fromEntries(Object.keys(layers).map((k) => [k, []]));
   const load = [readFileSync('/proc/loadavg', 'utf8').split(' ')[0]];
-  for (let r = 0; r < rounds; r++) for (const [name, fn] of Object.entries(layers)) seen[name].push(await time(fn));
+  // The server's processes: the SDK transport's child for `direct`, comis's (bubblewrap and the server in its pid namespace) for the rest.
+  const serverPids = (name) => (name === 'direct' ? [direct.transport.pid] : clients.serverPids('edge'));
+  for (let r = 0; r < rounds; r++) for (const [name, fn] of Object.entries(layers)) seen[name].push(await time(fn, serverPids(name)));
   load.push(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
   process.stdout.write(`MCP ping through each layer, ${calls} sequential calls, median of ${rounds} rounds (load average ${load.join(' → ')})\n`);
   const base = median(seen.direct.map((x) => x.p50));
@@ -97,6 +111,8 @@ try {
     const p50 = median(xs.map((x) => x.p50));
     process.stdout.write(
       `  ${name.padEnd(9)} p50 ${p50.toFixed(0).padStart(5)} µs  (${(p50 / base).toFixed(2)}x direct)  cpu/call ${median(xs.map((x) => x.cpu))
+        .toFixed(0)
+        .padStart(4)} µs  server cpu/call ${median(xs.map((x) => x.serverCpu))
         .toFixed(0)
         .padStart(4)} µs\n`,
     );
