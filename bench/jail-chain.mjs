@@ -3,7 +3,9 @@
 // orchestrate run has (rw workspace, read-only results and SDK dirs, the capability socket; as
 // root under a 0700 home, so they are staged) and its deadline supervisor, against a bare
 // bwrap + node on the same script. Wall time per spawn (spawn to `exited`) and CPU per spawn
-// (user + sys of every reaped descendant, from /proc/self/stat), interleaved, medians.
+// (user + sys of every reaped descendant, from /proc/self/stat), interleaved, medians; for the
+// jailed subjects also this process's own CPU per spawn (the comis side: plan, pipes, spawn, reaping)
+// and the median time the synchronous spawnJail() call holds the event loop.
 // A/B against another build: BENCH_BASE_DIST=/path/to/other/dist adds it as a third subject.
 // Run after `npm run build`:  node bench/jail-chain.mjs   (BENCH_RUNS=N, default 25)
 import { spawn } from 'node:child_process';
@@ -49,7 +51,9 @@ function childCpuMs() {
   return (Number(f[13]) + Number(f[14])) * 10;
 }
 
+const syncMs = new Map();
 async function jailed(api) {
+  const s0 = performance.now();
   const p = api.spawnJail({
     command: [node.jailPath, ...node.args, '/run/comis/hello.js'],
     mounts: [
@@ -66,6 +70,8 @@ async function jailed(api) {
     stdin: 'ignore',
     deadlineMs: 60_000,
   });
+  if (!syncMs.has(api)) syncMs.set(api, []);
+  syncMs.get(api).push(performance.now() - s0);
   let out = '';
   p.stdout.on('data', (d) => (out += d));
   p.stderr.resume();
@@ -87,15 +93,19 @@ function bare() {
 const subjects = [['bare bwrap + node', bare], ...jails.map(([name, api]) => [`spawnJail (${name})`, () => jailed(api)])];
 const wall = subjects.map(() => []);
 const cpu = subjects.map(() => 0);
+const ownCpu = subjects.map(() => 0);
 try {
   for (let i = 0; i < runs + 2; i++) {
     for (const [j, [, fn]] of subjects.entries()) {
       const c0 = childCpuMs();
+      const o0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       await fn();
       if (i < 2) continue;
       wall[j].push(Number(process.hrtime.bigint() - t0) / 1e6);
       cpu[j] += childCpuMs() - c0;
+      const o = process.cpuUsage(o0);
+      ownCpu[j] += (o.user + o.system) / 1000;
     }
   }
 } finally {
@@ -108,5 +118,7 @@ process.stdout.write(`jailed node hello.js, ${runs} interleaved rounds, ${proces
 const w0 = median(wall[0]);
 for (const [j, [name]] of subjects.entries()) {
   const w = median(wall[j]);
-  process.stdout.write(`${name.padEnd(28)} wall median ${w.toFixed(1).padStart(7)} ms (${(w / w0).toFixed(2)}x bare)  cpu ${(cpu[j] / runs).toFixed(1).padStart(6)} ms/spawn\n`);
+  const api = j === 0 ? undefined : jails[j - 1][1];
+  const own = j === 0 ? '' : `  comis cpu ${(ownCpu[j] / runs).toFixed(1).padStart(5)} ms/spawn  spawnJail() sync median ${median(syncMs.get(api).slice(2)).toFixed(1)} ms`;
+  process.stdout.write(`${name.padEnd(28)} wall median ${w.toFixed(1).padStart(7)} ms (${(w / w0).toFixed(2)}x bare)  cpu ${(cpu[j] / runs).toFixed(1).padStart(6)} ms/spawn${own}\n`);
 }

@@ -29,6 +29,26 @@ function request(overrides: Partial<JailRequest> = {}): JailRequest {
 const invalid = expectInputInvalid;
 
 describe('jail plan', () => {
+  it('marks as constant exactly the seccomp filter and the synthetic /etc, never the options fd that carries the env', () => {
+    for (const ctx of [rootCtx, { ...rootCtx, root: false, hostUid: 1000, tasksOfUid: 3, hardLimits: {} }]) {
+      const plan = buildJailPlan(request(), [], ctx);
+      const argsIndex = Number(plan.args[plan.args.indexOf('--args') + 1]) - FIRST_DATA_FD;
+      expect(plan.constantData).not.toContain(argsIndex);
+      expect(plan.dataFds[argsIndex]!.toString('utf8')).toContain(BEARER);
+      const opts = planOptions(plan);
+      const fdOf = (opt: string, dest?: string): number => {
+        const i = opts.findIndex((o, j) => o === opt && (dest === undefined || opts[j + 2] === dest));
+        return Number(opts[i + 1]) - FIRST_DATA_FD;
+      };
+      const expected = [fdOf('--seccomp'), ...['/etc/passwd', '/etc/group', '/etc/hosts', '/etc/nsswitch.conf'].map((p) => fdOf('--ro-bind-data', p))];
+      expect([...plan.constantData].sort()).toEqual(expected.sort());
+      // Every other data fd holds something of this request: none of them is constant.
+      expect(plan.constantData).toHaveLength(plan.dataFds.length - 1);
+      for (const i of plan.constantData) expect(plan.dataFds[i]!.includes(BEARER)).toBe(false);
+      expect(plan.dataFds[fdOf('--seccomp')]!.equals(buildSeccompFilter('x64'))).toBe(true);
+    }
+  });
+
   it('the inode-bounded tmpfs pair: root mounts it in the stager, not root in a user namespace of its own, weakened it is bubblewrap --tmpfs', () => {
     const opts = 'nosuid,nodev,mode=1777,size=67108864,nr_inodes=500';
     const req = request({ limits: { ...DEFAULT_JAIL_LIMITS, tmpInodes: 500 } });

@@ -17,6 +17,7 @@ import {
   TIOCLINUX,
   TIOCSTI,
   buildSeccompFilter,
+  seccompProgram,
   syscallNumber,
   type SeccompArch,
 } from '../../src/lib/jail/seccomp.js';
@@ -441,5 +442,25 @@ describe('test-only weakening of the jail', () => {
     } finally {
       process.env.VITEST = saved;
     }
+  });
+});
+
+describe('seccomp filter cache', () => {
+  it('gives every caller its own copy of the same bytes, and a different filter for a different omit set', () => {
+    const a = buildSeccompFilter('x64');
+    const reference = Buffer.from(a);
+    a.fill(0); // a caller scribbling on its copy…
+    const b = buildSeccompFilter('x64');
+    expect(b).not.toBe(a);
+    expect(b.equals(reference)).toBe(true); // …changes nothing for the next jail
+    expect(buildSeccompFilter('x64', { omit: [] }).equals(reference)).toBe(true);
+    const weakened = buildSeccompFilter('x64', { omit: ['denylist'] });
+    expect(weakened.equals(reference)).toBe(false);
+    // Same rules in another order, or repeated: the same filter; and the full one is still the full one after.
+    expect(buildSeccompFilter('x64', { omit: ['denylist', 'denylist'] }).equals(weakened)).toBe(true);
+    expect(buildSeccompFilter('x64').equals(reference)).toBe(true);
+    expect(buildSeccompFilter('arm64').equals(reference)).toBe(false);
+    // The cached bytes are exactly what assembling the program gives.
+    for (const arch of ['x64', 'arm64'] as const) expect(buildSeccompFilter(arch).equals(assemble(seccompProgram(arch)))).toBe(true);
   });
 });

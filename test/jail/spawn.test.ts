@@ -1,11 +1,14 @@
-import { chmodSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
-import { deriveJailUid, readProcStat } from '../../src/lib/jail/host.js';
-import { stageParent } from '../../src/lib/jail/launch.js';
+import { deriveJailUid, inheritableFds, readProcStat } from '../../src/lib/jail/host.js';
+import { openConstantData, stageParent } from '../../src/lib/jail/launch.js';
+
+/** The fds this test process inherited without close-on-exec (the jail sees them only as /dev/null covers). */
+const inheritableFdsAtStart = inheritableFds();
 import { reachableBy } from '../../src/lib/jail/plan.js';
 import { detectSandboxProvider, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
 import { tempDir } from '../helpers/temp.js';
@@ -228,6 +231,39 @@ describe('spawnJail', () => {
     expect(seen.uid).toBe(r.hostUid);
     expect(seen.ppid).toBe(process.pid);
     expect(seen.environ).toBe('');
+  });
+
+  it('serves the constant data (seccomp filter, /etc) from unnamed shared files: each spawn its own offset, no fd left behind, none in the jail', async () => {
+    const a = Buffer.from('constant bytes\n');
+    const fd1 = openConstantData(a)!;
+    const fd2 = openConstantData(Buffer.from(a))!;
+    try {
+      expect(readFileSync(fd1, 'utf8')).toBe('constant bytes\n');
+      expect(readFileSync(fd2, 'utf8')).toBe('constant bytes\n'); // its own offset: not at the end the first read left
+      expect(readlinkSync(`/proc/self/fd/${fd1}`)).toMatch(/ \(deleted\)$/); // no name anyone could open or rewrite
+      expect(fstatSync(fd1).ino).toBe(fstatSync(fd2).ino); // one file per content
+      expect(fstatSync(fd1).mode & 0o777).toBe(0o600);
+    } finally {
+      closeSync(fd1);
+      closeSync(fd2);
+    }
+    const ownFds = (): number => readdirSync('/proc/self/fd').length;
+    const listing = "for f in /proc/self/fd/*; do echo \"$f\"; done; cat /etc/passwd; grep '^Seccomp:' /proc/self/status";
+    const first = await runInJail({ command: ['/bin/sh', '-c', listing] });
+    const before = ownFds();
+    for (let i = 0; i < 3; i++) {
+      const res = await runInJail({ command: ['/bin/sh', '-c', listing] });
+      expect(res.code).toBe(0);
+      expect(res.stdout).toBe(first.stdout); // the same /etc, the same filter, the same fds every time
+    }
+    expect(ownFds()).toBe(before);
+    expect(first.stdout).toContain('comis:x:1000:1000');
+    expect(first.stdout).toMatch(/^Seccomp:\s+2$/m);
+    // The jail holds stdio, the listing's own fd and the covers of fds the test runner leaked; no data fd.
+    const fds = first.stdout.split('\n').filter((l) => l.startsWith('/proc/self/fd/')).map((l) => Number(l.slice(14)));
+    const covers = fds.filter((fd) => fd > 3);
+    expect(fds.filter((fd) => fd <= 3)).toEqual([0, 1, 2, 3]);
+    for (const fd of covers) expect(inheritableFdsAtStart).toContain(fd);
   });
 
   it('kill() ends the run: exited reports 137 (SIGKILL) and killedBy kill', async () => {

@@ -4,7 +4,7 @@
  * Everything reads the filesystem or /proc directly, so tests can steer it
  * with PATH and temp dirs instead of mocks.
  */
-import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 import { hashJailUid } from './uid-registry.js';
@@ -66,18 +66,41 @@ export function listPids(): number[] {
   return out;
 }
 
-/** Real uid and thread count of a process, from /proc/<pid>/status; undefined when it is gone. */
+/** One buffer for every /proc/<pid>/status read (they are ~1.5 KB; a longer one is read whole). */
+const statusBuf = Buffer.alloc(8192);
+
+/** The value after `\n<label>:\t` in a status text, as an integer; undefined when the line is absent. */
+function statusField(text: string, label: string): number | undefined {
+  const at = text.indexOf(`\n${label}:\t`);
+  if (at < 0) return undefined;
+  const n = Number.parseInt(text.slice(at + label.length + 3), 10);
+  return Number.isInteger(n) ? n : undefined;
+}
+
+/**
+ * Real uid and thread count of a process, from /proc/<pid>/status; undefined
+ * when it is gone. Read into a shared buffer (no fstat, no UTF-8 decode):
+ * {@link countTasksOfUid} reads one per process on the host, on every jail.
+ */
 export function readUidAndThreads(pid: number): { uid: number; threads: number } | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const fd = openSync(`/proc/${pid}/status`, 'r');
+    let len: number;
+    try {
+      len = readSync(fd, statusBuf, 0, statusBuf.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    // A status longer than the buffer (thousands of supplementary groups): read it whole.
+    text = len < statusBuf.length ? statusBuf.toString('latin1', 0, len) : readFileSync(`/proc/${pid}/status`, 'latin1');
   } catch {
     return undefined;
   }
-  const uid = /^Uid:\s+(\d+)/m.exec(text);
-  const threads = /^Threads:\s+(\d+)/m.exec(text);
-  if (!uid) return undefined;
-  return { uid: Number(uid[1]), threads: threads ? Number(threads[1]) : 1 };
+  // "Uid:\t<real>\t<effective>\t…": the first number is the real uid, which RLIMIT_NPROC counts.
+  const uid = statusField(text, 'Uid');
+  if (uid === undefined) return undefined;
+  return { uid, threads: statusField(text, 'Threads') ?? 1 };
 }
 
 /** Number of tasks (threads count: RLIMIT_NPROC counts tasks) whose real uid is `uid`. */

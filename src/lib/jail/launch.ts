@@ -197,6 +197,40 @@ export function dataFdsFromFiles(data: readonly Buffer[]): { fds: number[]; clos
   return { fds, close };
 }
 
+/** Content (latin1) → fd of an unlinked, read-only file holding it: see {@link openConstantData}. */
+const constantFiles = new Map<string, number>();
+/** The plan's constants are a seccomp filter and four /etc files; test-only weakened filters add a few. */
+const MAX_CONSTANT_FILES = 16;
+
+/**
+ * A fresh read-only fd, at offset 0, of a file holding exactly `data`, for a
+ * plan's constant data fds ({@link JailPlan.constantData}: the seccomp filter
+ * and the synthetic /etc, the same bytes for every jail). The file is written
+ * once per process and content, 0600, and unlinked at once; each call reopens
+ * it through /proc/self/fd, so every jail gets its own offset and nothing but
+ * this process holds a name for it. Replaces one pipe, its stream and its
+ * write per constant per spawn (5 of the 9 pipes of a jail). Undefined when
+ * it cannot (the caller then uses a pipe). Never for the caller's data.
+ */
+export function openConstantData(data: Buffer): number | undefined {
+  const key = data.toString('latin1');
+  let file = constantFiles.get(key);
+  if (file === undefined) {
+    if (constantFiles.size >= MAX_CONSTANT_FILES) return undefined;
+    try {
+      file = dataFdsFromFiles([data]).fds[0]!;
+    } catch {
+      return undefined;
+    }
+    constantFiles.set(key, file);
+  }
+  try {
+    return openSync(`/proc/self/fd/${file}`, 'r');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Extends a spawn `stdio` array so every fd this process would otherwise
  * pass on by accident (see {@link inheritableFds}) is replaced by /dev/null

@@ -116,6 +116,14 @@ export interface JailPlan {
   args: string[];
   /** Bytes for fds 3, 4, …: bubblewrap reads each to EOF. */
   dataFds: Buffer[];
+  /**
+   * Indices into {@link dataFds} that hold only comis's own constants (the
+   * seccomp filter, the synthetic /etc files), never anything of the
+   * caller's: the spawner may serve these from one read-only file shared by
+   * every jail instead of a pipe each. The options fd (which carries the
+   * caller's env) is never one of them.
+   */
+  constantData: number[];
   /** fd number bubblewrap writes its JSON status (child pid, exit code) to; it comes after the data fds. */
   statusFd: number;
   /**
@@ -411,12 +419,14 @@ function weaken(opts: string[], omit: readonly string[]): string[] {
 export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[], ctx: PlanContext): JailPlan {
   checkRequest(req);
   const dataFds: Buffer[] = [];
-  const addFd = (data: Buffer | string): number => {
+  const constantData: number[] = [];
+  const addFd = (data: Buffer | string, constant = false): number => {
+    if (constant) constantData.push(dataFds.length);
     dataFds.push(Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8'));
     return FIRST_DATA_FD + dataFds.length - 1;
   };
-  const argsFd = addFd(Buffer.alloc(0)); // filled last
-  const seccompFd = addFd(buildSeccompFilter(ctx.arch, { omit: req.testOnlyWeaken?.seccomp ?? [] }));
+  const argsFd = addFd(Buffer.alloc(0)); // filled last; the caller's env: never constant
+  const seccompFd = addFd(buildSeccompFilter(ctx.arch, { omit: req.testOnlyWeaken?.seccomp ?? [] }), true);
 
   const stage: JailPlan['stage'] = [];
   const stageBinds: string[] = [];
@@ -433,7 +443,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     }
   }
   const b = weaken(
-    systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!), tmpfsPaths),
+    systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!, true), tmpfsPaths),
     req.testOnlyWeaken?.bwrap ?? [],
   );
 
@@ -501,7 +511,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
   }
   // Not root, the supervisor is one more task of our uid beside bubblewrap (see rlimitArgs).
   const outer = req.deadlineMs === undefined || ctx.root ? ctx : { ...ctx, tasksOfUid: (ctx.tasksOfUid ?? 0) + 1 };
-  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, outer), '--', ...chain], dataFds, statusFd, stage, ...(nprocGate ? { nprocGate } : {}) };
+  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, outer), '--', ...chain], dataFds, constantData, statusFd, stage, ...(nprocGate ? { nprocGate } : {}) };
 }
 
 /** Splits the --args payload of a plan back into options (for tests and diagnostics). */

@@ -13,11 +13,12 @@
  * empty environment apart from what the caller passes.
  */
 import { spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 
 import { ComisError } from '../errors.js';
 import { childPids, isNamespaceInit, readProcStat } from './host.js';
-import { prepareLaunch, withInheritedFdsCovered } from './launch.js';
+import { openConstantData, prepareLaunch, withInheritedFdsCovered } from './launch.js';
 import type { JailTools } from './plan.js';
 import { detectSandboxProvider, workingJail } from './provider.js';
 import { watchQuota } from './quota.js';
@@ -140,11 +141,13 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
   const launch = prepareLaunch(req, tools, arch);
   const { plan } = launch;
   const stdinMode = req.stdin === undefined || req.stdin === 'ignore' ? 'ignore' : 'pipe';
-  const io = withInheritedFdsCovered<'ignore' | 'pipe'>([
+  // The constants (seccomp filter, /etc) from a shared read-only file each; the rest through pipes.
+  const constantFds = plan.dataFds.map((data, i) => (plan.constantData.includes(i) ? openConstantData(data) : undefined));
+  const io = withInheritedFdsCovered<'ignore' | 'pipe' | number>([
     stdinMode,
     'pipe',
     'pipe',
-    ...plan.dataFds.map(() => 'pipe' as const),
+    ...constantFds.map((fd) => fd ?? ('pipe' as const)),
     'pipe', // status
     ...(plan.nprocGate ? ['pipe' as const] : []),
   ]);
@@ -157,9 +160,12 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     throw err;
   } finally {
     io.close();
+    // The child has its own copies now (or never will).
+    for (const fd of constantFds) if (fd !== undefined) closeSync(fd);
   }
   const stdio = child.stdio as unknown as (Readable | Writable | null)[];
   plan.dataFds.forEach((data, i) => {
+    if (constantFds[i] !== undefined) return;
     const stream = stdio[3 + i] as Writable;
     stream.on('error', () => undefined); // bubblewrap may exit before reading
     stream.end(data);
