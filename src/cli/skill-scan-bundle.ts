@@ -9,7 +9,7 @@
  * not only the bundle's top level. V8 rejects an entry made under other flags, and a scan
  * sets regex flags (skill-scan-main.ts's scanReport): they are set back to V8's defaults
  * before the entry is made, so the next run, which compiles the bundle before any scan, can
- * use it (test/e2e/skill-scan-bundle.test.ts: the second run keeps the entry).
+ * use it (test/e2e/skill-scan.test.ts: later runs keep the entry).
  */
 import { type CurrentBundle, loadBundle } from './bundle-loader.js';
 
