@@ -4,7 +4,7 @@
 // plain `comis orchestrate` invocations skip oclif too (same flag table; any
 // help, unknown flag or usage error goes through the oclif command).
 import { readFileSync, statSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const argv = process.argv.slice(2);
 const userAgent = () => `comis/${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version} ${process.platform}-${process.arch} node-${process.version}`;
@@ -50,10 +50,9 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     done = await (await loadFastOrchestrate(currentBundle('fast-orchestrate.bundle.cjs')))(argv.slice(1));
   } else if (argv[0] === 'skill' && argv[1] === 'scan') {
     // Plain paths with --format, --fail-on, --json (see fast-skill-scan.ts); anything else goes to oclif.
-    // One bundled module (scripts/build-skill-scan-bundle.mjs) while it is current, else the modules.
-    const bundle = currentBundle('fast-skill-scan.bundle.js');
-    const { tryFastSkillScan } = await import(bundle ? pathToFileURL(bundle.path).href : '../dist/cli/fast-skill-scan.js');
-    done = await tryFastSkillScan(argv.slice(2));
+    // One bundled script with a V8 code cache while it is current, else the modules (see skill-scan-bundle.ts).
+    const { loadFastSkillScan } = await import('../dist/cli/skill-scan-bundle.js');
+    done = await (await loadFastSkillScan(currentBundle('fast-skill-scan.bundle.cjs')))(argv.slice(2));
   } else if ((argv[0] === 'explain' && argv[1] === '--last') || (argv[0] === 'jail' && argv[1] === 'probe') || argv[0] === 'fleet') {
     // Exactly `explain --last` / `jail probe` / `fleet [--since X]`, each with an optional trailing --json (see fast-commands.ts).
     const { tryFastCommand } = await import('../dist/cli/fast-commands.js');

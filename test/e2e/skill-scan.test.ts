@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -122,9 +122,10 @@ describe('comis skill scan (e2e)', () => {
     expect(loaded.filter((m) => /better-sqlite3|\/ink\/|\/react\/|undici|duckdb|\/esbuild\/|\/pino\//.test(m))).toEqual([]);
     // Plain paths with --format: bin/comis.js's fast path, no oclif and no command class.
     expect(loaded.filter((m) => m.includes('/dist/commands/') || m.includes('@oclif/core'))).toEqual([]);
-    // ...as the one bundled module (scripts/build-skill-scan-bundle.mjs), not the scanner's modules.
-    expect(loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.bundle.js'))).toBe(true);
-    expect(loaded.filter((m) => m.includes('/dist/lib/') || m.endsWith('/dist/cli/fast-skill-scan.js'))).toEqual([]);
+    // ...as the one bundled script (scripts/build-skill-scan-bundle.mjs); the tracer names the modules it
+    // evaluated as their dist files (src/cli/bundle-loader.ts), so the same list either way.
+    expect(loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.bundle.cjs'))).toBe(true);
+    expect(loaded.some((m) => m.endsWith('/dist/lib/skills/scanner.js'))).toBe(true);
     // Control: a flag outside the fast list (--root) goes through oclif and this command only.
     const slowTrace = join(tempDir(), 'trace.txt');
     runComis(['skill', 'scan', 'skills', '--root', '.'], {
@@ -136,28 +137,52 @@ describe('comis skill scan (e2e)', () => {
     expect(slow.filter((m) => m.includes('/dist/commands/')).map((m) => m.replace(/^.*\/dist\/commands\//, ''))).toEqual(['skill/scan.js']);
   });
 
-  it('uses the fast-path bundle only while it is current: a missing bundle or a changed or newer dist file loads the modules, same output', () => {
+  it('uses the fast-path bundle only while it is current, with a code cache written after the first scan and reused; a corrupt cache is rewritten; a missing bundle or a changed or newer dist file loads the modules; same output', () => {
     // A copy of the package (dist with its mtimes), so the repository's build is left alone.
     const pkg = tempDir();
     for (const entry of ['bin', 'dist', 'package.json']) cpSync(join(repoRoot, entry), join(pkg, entry), { recursive: true, preserveTimestamps: true });
     symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'));
     const cwd = workspace({ ...critical, ...warnOnly });
-    const scan = (): { loaded: string[]; status: number | null; stdout: string } => {
+    const home = tempDir();
+    const scan = (args = ['skills', '--format', 'json']): { loaded: string[]; status: number | null; stdout: string; stderr: string } => {
       const trace = join(tempDir(), 'trace.txt');
-      const res = spawnSync(process.execPath, [join(pkg, 'bin/comis.js'), 'skill', 'scan', 'skills', '--format', 'json'], {
+      const res = spawnSync(process.execPath, [join(pkg, 'bin/comis.js'), 'skill', 'scan', ...args], {
         cwd,
         encoding: 'utf8',
-        env: { PATH: process.env.PATH, HOME: tempDir(), COMIS_HOME: tempDir(), NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: trace },
+        env: { PATH: process.env.PATH, HOME: home, COMIS_HOME: home, NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/trace-imports.mjs')}`, COMIS_TRACE_IMPORTS: trace },
       });
-      return { loaded: readFileSync(trace, 'utf8').split('\n'), status: res.status, stdout: res.stdout };
+      return { loaded: readFileSync(trace, 'utf8').split('\n'), status: res.status, stdout: res.stdout, stderr: res.stderr };
     };
-    const bundled = (loaded: string[]): boolean => loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.bundle.js'));
+    const bundled = (loaded: string[]): boolean => loaded.some((m) => m.endsWith('/dist/cli/fast-skill-scan.bundle.cjs'));
+    // The tracer lists the scanner's modules either way (the bundle reports the ones it evaluated).
     const modules = (loaded: string[]): boolean => loaded.some((m) => m.endsWith('/dist/lib/skills/scanner.js'));
+    const cacheFiles = (): string[] => (existsSync(join(home, 'cache')) ? readdirSync(join(home, 'cache')).filter((n) => /^skill-scan-[0-9a-f]{16}-v[\d.]+-\w+\.v8$/.test(n)) : []);
+    // A run that goes to oclif (a flag outside the fast list) leaves no entry: it compiled next to no scanner code.
+    expect(scan(['skills', '--root', '.', '--format', 'json']).status).toBe(1);
+    expect(cacheFiles()).toEqual([]);
+    // The first scan (one small file: the scan also turns V8's regex optimization off) writes the entry.
+    const one = scan(['skills/bad/SKILL.md']);
+    expect([one.status, bundled(one.loaded), modules(one.loaded)]).toEqual([1, true, true]);
+    expect(cacheFiles()).toHaveLength(1);
+    const cache = join(home, 'cache', cacheFiles()[0]!);
+    expect(statSync(cache).mode & 0o777).toBe(0o600);
+    // Later runs use the entry (V8 accepts it: the scan's regex flags were set back to V8's defaults
+    // before it was made) and leave it as it was, whatever they scan.
+    const stamp = new Date(Date.now() - 3_600_000);
+    utimesSync(cache, stamp, stamp);
+    const stamped = statSync(cache).mtimeMs;
     const fresh = scan();
     expect(fresh.status).toBe(1);
     expect(JSON.parse(fresh.stdout).summary.critical).toBeGreaterThan(0);
-    expect([bundled(fresh.loaded), modules(fresh.loaded)]).toEqual([true, false]);
-    const bundle = join(pkg, 'dist/cli/fast-skill-scan.bundle.js');
+    expect([bundled(fresh.loaded), modules(fresh.loaded)]).toEqual([true, true]);
+    expect([scan(['skills/bad/SKILL.md']).stdout, statSync(cache).mtimeMs]).toEqual([one.stdout, stamped]);
+    expect(statSync(cache).mtimeMs).toBe(stamped);
+    // A corrupt entry: V8 rejects it, the run is the same, and a good entry replaces it.
+    writeFileSync(cache, Buffer.alloc(4096, 7), { mode: 0o600 });
+    const corrupt = scan();
+    expect([corrupt.status, corrupt.stdout, bundled(corrupt.loaded)]).toEqual([1, fresh.stdout, true]);
+    expect(readFileSync(cache).equals(Buffer.alloc(4096, 7))).toBe(false);
+    const bundle = join(pkg, 'dist/cli/fast-skill-scan.bundle.cjs');
     const scanner = join(pkg, 'dist/lib/skills/scanner.js');
     const later = new Date(statSync(bundle).mtimeMs + 5000);
     // A dist file rewritten after the bundle (as `npm run build:fast` does), same bytes.

@@ -1,6 +1,6 @@
 // Loaded with `node --import` by tests and benchmarks: records every module the
 // process loads (ESM through a resolve hook, CommonJS through require.cache,
-// the modules bundled into dist/cli/fast-orchestrate.bundle.cjs as they are
+// the modules bundled into dist/cli/fast-*.bundle.cjs as they are
 // evaluated) and writes the list to $COMIS_TRACE_IMPORTS at exit.
 import { writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
@@ -26,7 +26,7 @@ export async function resolve(specifier, context, next) {
 const require = createRequire(import.meta.url);
 process.on('exit', () => {
   for (const key of Object.keys(require.cache)) seen.add(key);
-  // The dist modules the orchestrate bundle evaluated, as their own files' URLs (src/cli/orchestrate-bundle.ts).
+  // The dist modules a fast-path bundle evaluated, as their own files' URLs (src/cli/bundle-loader.ts).
   for (const url of globalThis[Symbol.for('comis.bundle.loaded')] ?? []) seen.add(url);
   if (out) writeFileSync(out, [...seen].join('\n'));
 });

@@ -4,8 +4,8 @@
  * (whitespace-collapsed) and its occurrence index, not the line number, so it
  * survives edits elsewhere in the file.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 import { ComisError } from '../errors.js';
 
@@ -22,9 +22,16 @@ export interface Baseline {
   suppressions: BaselineEntry[];
 }
 
+/**
+ * node:crypto, loaded on the first fingerprint: loading it costs more than scanning a clean
+ * SKILL.md (`comis skill scan` of a file without findings never needs it; bench/README.md scans20).
+ */
+let crypto: typeof import('node:crypto') | undefined;
+
 export function findingFingerprint(ruleId: string, path: string, matched: string, occurrence: number): string {
   const normalized = matched.replace(/\s+/g, ' ').trim().slice(0, 500);
-  return createHash('sha256').update(`${ruleId}\0${path}\0${normalized}\0${occurrence}`).digest('hex').slice(0, 32);
+  crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+  return crypto.createHash('sha256').update(`${ruleId}\0${path}\0${normalized}\0${occurrence}`).digest('hex').slice(0, 32);
 }
 
 /**
