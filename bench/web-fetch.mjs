@@ -27,10 +27,14 @@ import { fileURLToPath } from 'node:url';
 // BENCH_ROOT: another checkout's built tree (e.g. main's, for a before/after on the same load).
 const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 30);
+// BENCH_CASES: which bodies to run (default all: text,csv,html), e.g. `csv` for a quick before/after.
+const cases = new Set((process.env.BENCH_CASES ?? 'text,csv,html').split(','));
 const { loadConfig, resolveAgent } = await import(join(root, 'dist/lib/config/load.js'));
 const { runOrchestrate } = await import(join(root, 'dist/lib/orchestrate/runner.js'));
 const { extractBody, extractChunks, extractHtml } = await import(join(root, 'dist/lib/web/extract.js'));
 const { cleanAsciiLines } = await import(join(root, 'dist/lib/untrusted/envelope.js'));
+// The per-chunk check web_fetch runs on a streamed CSV: the SIMD kernel where the tree has it.
+const cleanCheck = await import(join(root, 'dist/lib/web/clean-scan.js')).then((m) => m.cleanLines, () => cleanAsciiLines);
 const undici = await import('undici');
 
 const MB = 1024 * 1024;
@@ -162,8 +166,8 @@ async function processing(path) {
   for (let off = 0; off < body.length; off += 65536) chunks.push(body.subarray(off, off + 65536));
   const kind = type === 'text/csv' ? 'csv' : type === 'text/html' ? 'html' : 'text';
   const step =
-    kind === 'csv' && cleanAsciiLines
-      ? () => chunks.forEach((c) => cleanAsciiLines(c))
+    kind === 'csv' && cleanCheck
+      ? () => chunks.forEach((c) => cleanCheck(c))
       : extractChunks
         ? () => extractChunks(chunks, body.length, kind, type, url(path), 50_000, false)
         : () => extractBody(Buffer.concat(chunks), kind, type, url(path), 50_000, false);
@@ -188,7 +192,7 @@ const loadavg = () => {
   }
 };
 process.stdout.write(`load average before: ${loadavg()}\n`);
-for (const path of ['/page.txt', '/data.csv']) {
+for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/page.txt' ? 'text' : 'csv'))) {
   const what = `${path} (1 MB, ${bodies[path][0]})`;
   for (const mode of ['join', 'drain']) {
     const r = await paired(path, mode);
@@ -199,15 +203,17 @@ for (const path of ['/page.txt', '/data.csv']) {
   }
   process.stdout.write(`${what}: in-process sanitize/frame (CSV: per-chunk clean check and row count) of the same body, inside the figures above ${f(await processing(path))}\n`);
 }
-const html1 = await paired('/page.html', 'join');
-const ex = [];
-for (let i = 0; i < Math.min(calls, 10); i++) {
-  const s = performance.now();
-  await extractHtml(html, url('/page.html'));
-  ex.push(performance.now() - s);
+if (cases.has('html')) {
+  const html1 = await paired('/page.html', 'join');
+  const ex = [];
+  for (let i = 0; i < Math.min(calls, 10); i++) {
+    const s = performance.now();
+    await extractHtml(html, url('/page.html'));
+    ex.push(performance.now() - s);
+  }
+  process.stdout.write(`/page.html (1 MB HTML): web_fetch from the jail with extraction ${f(median(html1.subject))} / plain ${f(median(html1.baseline))} (extraction dominates; see the next line)\n`);
+  process.stdout.write(`extraction (hidden strip + Readability + text, in-process): median ${f(median(ex))}; with sanitize and envelope ${f(await processing('/page.html'))}\n`);
 }
-process.stdout.write(`/page.html (1 MB HTML): web_fetch from the jail with extraction ${f(median(html1.subject))} / plain ${f(median(html1.baseline))} (extraction dominates; see the next line)\n`);
-process.stdout.write(`extraction (hidden strip + Readability + text, in-process): median ${f(median(ex))}; with sanitize and envelope ${f(await processing('/page.html'))}\n`);
 process.stdout.write(`load average after: ${loadavg()}\n`);
 server.close();
 rmSync(home, { recursive: true, force: true });
