@@ -37,7 +37,10 @@ const { runOrchestrate } = await import(join(root, 'dist/lib/orchestrate/runner.
 const { extractBody, extractChunks, extractHtml } = await import(join(root, 'dist/lib/web/extract.js'));
 const { cleanAsciiLines } = await import(join(root, 'dist/lib/untrusted/envelope.js'));
 // The per-chunk check web_fetch runs on a streamed CSV: the SIMD kernel where the tree has it.
-const cleanCheck = await import(join(root, 'dist/lib/web/clean-scan.js')).then((m) => m.cleanLines, () => cleanAsciiLines);
+const cleanCheck = await import(join(root, 'dist/lib/web/clean-scan.js')).then(
+  (m) => m.cleanLines,
+  () => cleanAsciiLines,
+);
 const undici = await import('undici');
 
 const MB = 1024 * 1024;
@@ -220,14 +223,28 @@ if (cases.has('html')) {
 if (process.env.BENCH_BEFORE_ROOT) {
   // The comis side alone: each tree's tool on its own results store, the plain request between.
   const trees = {};
-  for (const [name, treeRoot] of [['before', process.env.BENCH_BEFORE_ROOT], ['after', root]]) {
+  for (const [name, treeRoot] of [
+    ['before', process.env.BENCH_BEFORE_ROOT],
+    ['after', root],
+  ]) {
     const { webFetchTool } = await import(join(treeRoot, 'dist/lib/tools/web-fetch.js'));
     const { webFetchSchema } = await import(join(treeRoot, 'dist/lib/config/web-schema.js'));
     const { createResultStore } = await import(join(treeRoot, 'dist/lib/resultref/materialize.js'));
     const dir = join(home, `inproc-${name}`);
     mkdirSync(dir);
     const store = createResultStore(dir, { budget: { remainingBytes: 1e12 } });
-    const ctx = { runId: name, agentId: 'a', workspaceReal: home, jail: { uid: process.getuid(), gid: process.getgid() }, jailWorkspace: '/workspace', writesDir: dir, maxReadBytes: MB, budget: store.budget, results: store, runEnded: new AbortController().signal };
+    const ctx = {
+      runId: name,
+      agentId: 'a',
+      workspaceReal: home,
+      jail: { uid: process.getuid(), gid: process.getgid() },
+      jailWorkspace: '/workspace',
+      writesDir: dir,
+      maxReadBytes: MB,
+      budget: store.budget,
+      results: store,
+      runEnded: new AbortController().signal,
+    };
     const config = webFetchSchema.parse({ allowPrivate: [`127.0.0.1:${port}`] });
     trees[name] = async (path) => {
       const r = await webFetchTool(ctx, config, { url: url(path) });
@@ -239,7 +256,11 @@ if (process.env.BENCH_BEFORE_ROOT) {
   for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/page.txt' ? 'text' : 'csv'))) {
     const got = { before: { w: [], c: [] }, after: { w: [], c: [] }, plain: { w: [], c: [] } };
     const run = { before: () => trees.before(path), after: () => trees.after(path), plain: () => plain(path, 'join') };
-    const orders = [['before', 'after', 'plain'], ['after', 'plain', 'before'], ['plain', 'before', 'after']];
+    const orders = [
+      ['before', 'after', 'plain'],
+      ['after', 'plain', 'before'],
+      ['plain', 'before', 'after'],
+    ];
     const n = Math.max(calls, 100);
     for (let i = 0; i < n + 6; i++) {
       for (const k of orders[i % 3]) {

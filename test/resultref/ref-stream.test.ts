@@ -27,7 +27,12 @@ function store() {
 /** The handle (less its expiry) and the file's bytes (their hash: a deep compare of 100 KB is slow). */
 function read(s: ReturnType<typeof store>, handle: { ref: string; expiresAt: number }) {
   const { expiresAt: _e, ...rest } = handle;
-  return { handle: rest, sha256: createHash('sha256').update(readFileSync(join(s.dir, '..', handle.ref))).digest('hex') };
+  return {
+    handle: rest,
+    sha256: createHash('sha256')
+      .update(readFileSync(join(s.dir, '..', handle.ref)))
+      .digest('hex'),
+  };
 }
 
 async function streamed(payload: Buffer, kind: ResultKind, cuts: number[]) {
@@ -43,13 +48,19 @@ async function streamed(payload: Buffer, kind: ResultKind, cuts: number[]) {
 
 function whole(payload: Buffer, kind: ResultKind) {
   const s = store();
-  return { ...read(s, materialize(s, '', (write) => write(payload), kind)), left: readdirSync(s.dir) };
+  return {
+    ...read(
+      s,
+      materialize(s, '', (write) => write(payload), kind),
+    ),
+    left: readdirSync(s.dir),
+  };
 }
 
 const ODD = ['é', '€', '😀', '\u0301', ',', '"', '\n', '\r\n', 'a', ' ', '{"k":1}', 'untrusted'];
 
 describe('RefStream', () => {
-  it('gives materialize()\'s handle and bytes for any chunking: preview cut, first line, schema, rows', async () => {
+  it("gives materialize()'s handle and bytes for any chunking: preview cut, first line, schema, rows", async () => {
     const rand = prng(0x5a7e);
     const payloads: [Buffer, ResultKind][] = [];
     for (const kind of ['csv', 'jsonl', 'text', 'json'] as const) {

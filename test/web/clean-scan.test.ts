@@ -90,7 +90,11 @@ describe('clean-scan kernel', () => {
   });
 
   it('counts the LFs of a 64 KiB chunk like the JS, and a stale longer chunk in its memory does not leak into a shorter one', () => {
-    const rows = Buffer.from(Array.from({ length: 3000 }, (_, i) => `${i},item-${i},note\n`).join('').slice(0, 65536));
+    const rows = Buffer.from(
+      Array.from({ length: 3000 }, (_, i) => `${i},item-${i},note\n`)
+        .join('')
+        .slice(0, 65536),
+    );
     expect(same(rows, '64 KiB of rows')).toBe(cleanAsciiLines(rows));
     // After a long chunk full of "untrusted", a short clean one: the kernel reads only its own bytes and spaces.
     same(Buffer.from('untrusted\u0000'.repeat(5000)), 'long dirty');
