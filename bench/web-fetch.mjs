@@ -17,8 +17,11 @@
 // a 50 KB ResultRef) and a CSV body (kept whole: a 1 MB ResultRef). Text and CSV have no extraction
 // step; their in-process sanitize/frame time is reported apart. Extraction is reported separately:
 // the 1 MB HTML page through web_fetch, and the hidden-strip + Readability step alone in-process.
+// BENCH_BEFORE_ROOT=<another built tree>: also the comis side alone, in this process, without the
+// jail: that tree's web_fetch tool, this tree's and the plain request (A) alternated call by call
+// (CPU and wall medians, paired ratios to A), the figure that still reads at a high load average.
 // Run after `npm run build`.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -27,10 +30,17 @@ import { fileURLToPath } from 'node:url';
 // BENCH_ROOT: another checkout's built tree (e.g. main's, for a before/after on the same load).
 const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 30);
+// BENCH_CASES: which bodies to run (default all: text,csv,html), e.g. `csv` for a quick before/after.
+const cases = new Set((process.env.BENCH_CASES ?? 'text,csv,html').split(','));
 const { loadConfig, resolveAgent } = await import(join(root, 'dist/lib/config/load.js'));
 const { runOrchestrate } = await import(join(root, 'dist/lib/orchestrate/runner.js'));
 const { extractBody, extractChunks, extractHtml } = await import(join(root, 'dist/lib/web/extract.js'));
 const { cleanAsciiLines } = await import(join(root, 'dist/lib/untrusted/envelope.js'));
+// The per-chunk check web_fetch runs on a streamed CSV: the SIMD kernel where the tree has it.
+const cleanCheck = await import(join(root, 'dist/lib/web/clean-scan.js')).then(
+  (m) => m.cleanLines,
+  () => cleanAsciiLines,
+);
 const undici = await import('undici');
 
 const MB = 1024 * 1024;
@@ -162,8 +172,8 @@ async function processing(path) {
   for (let off = 0; off < body.length; off += 65536) chunks.push(body.subarray(off, off + 65536));
   const kind = type === 'text/csv' ? 'csv' : type === 'text/html' ? 'html' : 'text';
   const step =
-    kind === 'csv' && cleanAsciiLines
-      ? () => chunks.forEach((c) => cleanAsciiLines(c))
+    kind === 'csv' && cleanCheck
+      ? () => chunks.forEach((c) => cleanCheck(c))
       : extractChunks
         ? () => extractChunks(chunks, body.length, kind, type, url(path), 50_000, false)
         : () => extractBody(Buffer.concat(chunks), kind, type, url(path), 50_000, false);
@@ -188,7 +198,7 @@ const loadavg = () => {
   }
 };
 process.stdout.write(`load average before: ${loadavg()}\n`);
-for (const path of ['/page.txt', '/data.csv']) {
+for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/page.txt' ? 'text' : 'csv'))) {
   const what = `${path} (1 MB, ${bodies[path][0]})`;
   for (const mode of ['join', 'drain']) {
     const r = await paired(path, mode);
@@ -199,15 +209,76 @@ for (const path of ['/page.txt', '/data.csv']) {
   }
   process.stdout.write(`${what}: in-process sanitize/frame (CSV: per-chunk clean check and row count) of the same body, inside the figures above ${f(await processing(path))}\n`);
 }
-const html1 = await paired('/page.html', 'join');
-const ex = [];
-for (let i = 0; i < Math.min(calls, 10); i++) {
-  const s = performance.now();
-  await extractHtml(html, url('/page.html'));
-  ex.push(performance.now() - s);
+if (cases.has('html')) {
+  const html1 = await paired('/page.html', 'join');
+  const ex = [];
+  for (let i = 0; i < Math.min(calls, 10); i++) {
+    const s = performance.now();
+    await extractHtml(html, url('/page.html'));
+    ex.push(performance.now() - s);
+  }
+  process.stdout.write(`/page.html (1 MB HTML): web_fetch from the jail with extraction ${f(median(html1.subject))} / plain ${f(median(html1.baseline))} (extraction dominates; see the next line)\n`);
+  process.stdout.write(`extraction (hidden strip + Readability + text, in-process): median ${f(median(ex))}; with sanitize and envelope ${f(await processing('/page.html'))}\n`);
 }
-process.stdout.write(`/page.html (1 MB HTML): web_fetch from the jail with extraction ${f(median(html1.subject))} / plain ${f(median(html1.baseline))} (extraction dominates; see the next line)\n`);
-process.stdout.write(`extraction (hidden strip + Readability + text, in-process): median ${f(median(ex))}; with sanitize and envelope ${f(await processing('/page.html'))}\n`);
+if (process.env.BENCH_BEFORE_ROOT) {
+  // The comis side alone: each tree's tool on its own results store, the plain request between.
+  const trees = {};
+  for (const [name, treeRoot] of [
+    ['before', process.env.BENCH_BEFORE_ROOT],
+    ['after', root],
+  ]) {
+    const { webFetchTool } = await import(join(treeRoot, 'dist/lib/tools/web-fetch.js'));
+    const { webFetchSchema } = await import(join(treeRoot, 'dist/lib/config/web-schema.js'));
+    const { createResultStore } = await import(join(treeRoot, 'dist/lib/resultref/materialize.js'));
+    const dir = join(home, `inproc-${name}`);
+    mkdirSync(dir);
+    const store = createResultStore(dir, { budget: { remainingBytes: 1e12 } });
+    const ctx = {
+      runId: name,
+      agentId: 'a',
+      workspaceReal: home,
+      jail: { uid: process.getuid(), gid: process.getgid() },
+      jailWorkspace: '/workspace',
+      writesDir: dir,
+      maxReadBytes: MB,
+      budget: store.budget,
+      results: store,
+      runEnded: new AbortController().signal,
+    };
+    const config = webFetchSchema.parse({ allowPrivate: [`127.0.0.1:${port}`] });
+    trees[name] = async (path) => {
+      const r = await webFetchTool(ctx, config, { url: url(path) });
+      if (r.status !== 200) throw new Error(`${name}: status ${r.status}`);
+      for (const f of readdirSync(dir)) rmSync(join(dir, f));
+    };
+  }
+  const cpuMs = () => cpuNow() / 1000;
+  for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/page.txt' ? 'text' : 'csv'))) {
+    const got = { before: { w: [], c: [] }, after: { w: [], c: [] }, plain: { w: [], c: [] } };
+    const run = { before: () => trees.before(path), after: () => trees.after(path), plain: () => plain(path, 'join') };
+    const orders = [
+      ['before', 'after', 'plain'],
+      ['after', 'plain', 'before'],
+      ['plain', 'before', 'after'],
+    ];
+    const n = Math.max(calls, 100);
+    for (let i = 0; i < n + 6; i++) {
+      for (const k of orders[i % 3]) {
+        const c0 = cpuMs();
+        const s = performance.now();
+        await run[k]();
+        if (i >= 6) {
+          got[k].w.push(performance.now() - s);
+          got[k].c.push(cpuMs() - c0);
+        }
+      }
+    }
+    const paired = (k, m) => median(got[k][m].map((x, i) => x / got.plain[m][i])).toFixed(2);
+    process.stdout.write(
+      `${path} in process (no jail), ${n} alternated calls: web_fetch tool before ${f(median(got.before.w))} wall / ${f(median(got.before.c))} CPU (paired to A ${paired('before', 'w')}x / ${paired('before', 'c')}x), after ${f(median(got.after.w))} / ${f(median(got.after.c))} (${paired('after', 'w')}x / ${paired('after', 'c')}x), plain A ${f(median(got.plain.w))} / ${f(median(got.plain.c))}\n`,
+    );
+  }
+}
 process.stdout.write(`load average after: ${loadavg()}\n`);
 server.close();
 rmSync(home, { recursive: true, force: true });

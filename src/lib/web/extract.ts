@@ -9,9 +9,10 @@
  */
 import { isUtf8 } from 'node:buffer';
 
-import { isCleanAscii, sanitizeUntrustedText, sanitizeUntrustedValue, wrapUntrusted } from '../untrusted/envelope.js';
+import { sanitizeUntrustedText, sanitizeUntrustedValue, wrapUntrusted } from '../untrusted/envelope.js';
 import type { ResultKind } from '../resultref/materialize.js';
 import type { DomDocument, DomElement, DomNode } from './dom.js';
+import { cleanLines } from './clean-scan.js';
 import { stripHidden } from './hidden.js';
 
 export type BodyKind = 'html' | 'json' | 'jsonl' | 'csv' | 'text';
@@ -216,8 +217,9 @@ const FAST_TEXT_MARGIN = 1024;
 
 /**
  * CSV and text bodies that are clean ASCII (printable, tab, LF, CR; never the
- * word "untrusted"): the sanitizer would return their text unchanged, so the
- * body is neither decoded whole nor scanned by the sanitizer's regexes. A CSV
+ * word "untrusted": isCleanAscii, checked by clean-scan.ts's kernel): the
+ * sanitizer would return their text unchanged, so the body is neither decoded
+ * whole nor scanned by the sanitizer's regexes. A CSV
  * payload is the body's own bytes (its text decoded only if asked for); a text
  * body over maxChars is decoded only up to the cut plus a margin that shows no
  * envelope marker can start before the cut. Exactly the slow path's result
@@ -226,7 +228,7 @@ const FAST_TEXT_MARGIN = 1024;
  */
 function cleanAsciiFastPath(body: Buffer, kind: 'csv' | 'text', maxChars: number, bytesCut: boolean, envelope: (text: string) => string): Extracted | undefined {
   if (kind === 'csv') {
-    if (!isCleanAscii(body)) return undefined;
+    if (cleanLines(body) < 0) return undefined;
     let end = body.length;
     if (bytesCut) {
       const nl = body.lastIndexOf(0x0a);
@@ -261,7 +263,7 @@ function textFastPath(head: Buffer, total: number, maxChars: number, envelope: (
   // Text under the cut: the slow path reuses the body's bytes already; only the cut is worth a fast path.
   if (total <= maxChars) return undefined;
   const prefix = head.subarray(0, Math.min(total, maxChars + FAST_TEXT_MARGIN));
-  if (!isCleanAscii(prefix)) return undefined;
+  if (cleanLines(prefix) < 0) return undefined;
   // A marker starting before the cut and naming "untrusted" past the prefix would run through
   // every byte between: one byte it cannot contain, past the cut, rules that out.
   let stop = false;

@@ -3,7 +3,8 @@
  * (by reference, never copied: at most maxResponseBytes, the cut guardedGet
  * applies) for the extraction of HTML, JSON, JSONL and text at the end. A CSV
  * body is data returned whole: while its chunks are clean ASCII (the
- * sanitizer would return them unchanged; see isCleanAscii) they are written
+ * sanitizer would return them unchanged; see isCleanAscii, checked by the
+ * SIMD kernel of clean-scan.ts) they are written
  * straight into the ResultRef file as they arrive, their rows counted in the
  * same pass, so at the end there is nothing left to join, decode, sanitize or
  * write. The check runs per chunk and across each chunk boundary (the last
@@ -16,7 +17,7 @@
  */
 import { CapCallError } from '../capsocket/protocol.js';
 import { RefStream, type ResultRefHandle, type ResultStore } from '../resultref/materialize.js';
-import { cleanAsciiLines } from '../untrusted/envelope.js';
+import { cleanLines } from './clean-scan.js';
 import { bodyKindOf, decodesAsUtf8, headOf, type BodyKind } from './extract.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -110,7 +111,7 @@ export class PageSink {
 
   /** Checks a chunk of a streamed CSV (and the boundary before it); false, and streaming stops, when not clean. */
   private check(chunk: Buffer): boolean {
-    const lines = cleanAsciiLines(chunk);
+    const lines = cleanLines(chunk);
     if (lines < 0 || !this.boundaryClean(chunk)) {
       this.drop();
       return false;
@@ -124,7 +125,7 @@ export class PageSink {
   /** No "untrusted" runs across the boundary between the body so far and `chunk` (both clean ASCII). */
   private boundaryClean(chunk: Buffer): boolean {
     if (this.tail.length === 0) return true;
-    return cleanAsciiLines(Buffer.concat([this.tail, chunk.subarray(0, WINDOW)])) >= 0;
+    return cleanLines(Buffer.concat([this.tail, chunk.subarray(0, WINDOW)])) >= 0;
   }
 
   /** Stops streaming: what was written is dropped (the file emptied), and the body goes down the path of today at the end. */

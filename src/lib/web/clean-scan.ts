@@ -1,0 +1,213 @@
+/**
+ * {@link cleanAsciiLines} (src/lib/untrusted/envelope.ts) sixteen bytes at a
+ * time: the same verdict and the same LF count, from a tiny WebAssembly SIMD
+ * kernel. web_fetch runs this check over every chunk of a CSV body as it
+ * streams into its ResultRef; in JS (four bytes a step) it was the largest
+ * single item of a 1 MB call (~0.6–1 ms per MB here), the kernel takes a
+ * tenth of that plus one 64 KiB copy per chunk into its memory.
+ *
+ * The kernel, per 16-byte block v of the chunk (copied to offset 0 of its
+ * memory, followed by 32 spaces, so the last block and an 8-byte look-ahead
+ * read only spaces past the end, which are clean and spell nothing):
+ *
+ *   bad   = (v <u 0x20 and v not in {TAB, LF, CR}) or v >=u 0x7f   -> -1
+ *   lines += popcnt(bitmask(v == LF))
+ *   for each lane i with (v | 0x20) == 'u':
+ *     if (load64(i + 1) | 0x2020202020202020) == "ntrusted"       -> -1
+ *
+ * which is the definition cleanAsciiLines implements (printable ASCII, tab,
+ * LF, CR; never "untrusted" in any case; the LF count). Built here from its
+ * instructions (below, one per line) rather than shipped as an opaque blob.
+ * Where WebAssembly SIMD is not available (a --jitless node, say) the JS
+ * check is used. test/web/clean-scan.test.ts holds the two equal over random
+ * and adversarial bytes at every length and alignment.
+ */
+import { cleanAsciiLines } from '../untrusted/envelope.js';
+
+/** Past the end of the copied chunk: more than a block's over-read (15) and the look-ahead's (8). */
+const PAD = 32;
+const PAGE = 65536;
+/** Longer inputs take the JS check: the kernel's memory (kept for the process) never grows past this. */
+const MAX_KERNEL_BYTES = 1024 * 1024;
+
+/** Signed LEB128 of a 64-bit constant. */
+function sleb(value: bigint): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = Number(value & 0x7fn);
+    value >>= 7n;
+    if ((value === 0n && (byte & 0x40) === 0) || (value === -1n && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
+function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+/** The module's bytes: one function `scan(len) -> i32` and its memory `mem`. */
+function moduleBytes(): Uint8Array {
+  // Locals: 0 len (param); 1 p, 2 lines, 3 mask, 4 i (i32); 5 v, 6 lf (v128).
+  const [LEN, P, LINES, MASK, I, V, LF] = [0, 1, 2, 3, 4, 5, 6];
+  const get = (x: number): number[] => [0x20, x];
+  const set = (x: number): number[] => [0x21, x];
+  const splat = (b: number): number[] => [0xfd, 0x0c, ...new Array<number>(16).fill(b)];
+  const simd = (op: number): number[] => [0xfd, ...uleb(op)];
+  const [EQ, LT_U, GE_U, ANDNOT, OR, ANY_TRUE, BITMASK] = [0x23, 0x26, 0x2c, 0x4f, 0x50, 0x53, 0x64].map(simd) as [number[], number[], number[], number[], number[], number[], number[]];
+  const NTRUSTED = 0x646574737572746en; // "ntrusted", little-endian
+  const code = [
+    ...[0x02, 0x40], // block $done
+    ...[0x03, 0x40], //   loop $blocks
+    ...get(P),
+    ...get(LEN),
+    0x4f, //                i32.ge_u
+    ...[0x0d, 1], //        br_if $done
+    ...get(P),
+    ...[0xfd, 0x00, 0x00, 0x00], // v128.load align=1 offset=0
+    ...set(V),
+    ...get(V),
+    ...splat(0x0a),
+    ...EQ,
+    ...set(LF), //          lf = v == LF
+    ...get(V),
+    ...splat(0x20),
+    ...LT_U, //             v <u 0x20
+    ...get(LF),
+    ...get(V),
+    ...splat(0x09),
+    ...EQ,
+    ...OR,
+    ...get(V),
+    ...splat(0x0d),
+    ...EQ,
+    ...OR, //               v in {TAB, LF, CR}
+    ...ANDNOT, //           a control byte other than those
+    ...get(V),
+    ...splat(0x7f),
+    ...GE_U, //             DEL or not ASCII
+    ...OR,
+    ...ANY_TRUE,
+    ...[0x04, 0x40, 0x41, 0x7f, 0x0f, 0x0b], // if return -1 end
+    ...get(LINES),
+    ...get(LF),
+    ...BITMASK,
+    0x69, //                i32.popcnt
+    0x6a, //                i32.add
+    ...set(LINES),
+    ...get(V),
+    ...splat(0x20),
+    ...OR,
+    ...splat(0x75),
+    ...EQ,
+    ...BITMASK,
+    ...set(MASK), //        mask = lanes holding u or U
+    ...[0x02, 0x40], //     block $ubreak
+    ...[0x03, 0x40], //       loop $ulanes
+    ...get(MASK),
+    0x45, //                  i32.eqz
+    ...[0x0d, 1], //          br_if $ubreak
+    ...get(P),
+    ...get(MASK),
+    0x68, //                  i32.ctz
+    0x6a, //                  i32.add
+    ...set(I), //             i = p + the lowest lane left
+    ...get(MASK),
+    ...get(MASK),
+    ...[0x41, 1],
+    0x6b, //                  i32.sub
+    0x71, //                  i32.and
+    ...set(MASK), //          mask &= mask - 1
+    ...get(I),
+    ...[0x29, 0x00, 0x01], // i64.load align=1 offset=1
+    0x42,
+    ...sleb(0x2020202020202020n),
+    0x84, //                  i64.or
+    0x42,
+    ...sleb(NTRUSTED),
+    0x51, //                  i64.eq
+    ...[0x04, 0x40, 0x41, 0x7f, 0x0f, 0x0b], // if return -1 end
+    ...[0x0c, 0], //          br $ulanes
+    0x0b, //                end loop
+    0x0b, //              end block
+    ...get(P),
+    ...[0x41, 16],
+    0x6a,
+    ...set(P), //           p += 16
+    ...[0x0c, 0], //        br $blocks
+    0x0b, //              end loop
+    0x0b, //            end block
+    ...get(LINES),
+    0x0b, //            end function
+  ];
+  const body = [2, 4, 0x7f, 2, 0x7b, ...code];
+  const name = (s: string): number[] => [s.length, ...Buffer.from(s, 'latin1')];
+  return Uint8Array.from([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7f]), // type: (i32) -> i32
+    ...section(3, [1, 0]), // one function of that type
+    ...section(5, [1, 0, 2]), // one memory, 2 pages to start
+    ...section(7, [2, ...name('scan'), 0, 0, ...name('mem'), 2, 0]),
+    ...section(10, [1, ...uleb(body.length), ...body]),
+  ]);
+}
+
+/** What this file uses of WebAssembly (the project's TS lib has no WebAssembly types). */
+interface WasmMemory {
+  buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: Record<string, unknown> };
+}
+
+interface Kernel {
+  scan: (len: number) => number;
+  mem: WasmMemory;
+  bytes: Uint8Array;
+}
+
+let kernel: Kernel | null | undefined;
+
+function load(): Kernel | null {
+  try {
+    const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+    const instance = new wasm.Instance(new wasm.Module(moduleBytes()));
+    const exports = instance.exports as { scan: (len: number) => number; mem: WasmMemory };
+    return { scan: exports.scan, mem: exports.mem, bytes: new Uint8Array(exports.mem.buffer) };
+  } catch {
+    // No WebAssembly SIMD here: the JS check does the same job.
+    return null;
+  }
+}
+
+/** The kernel's result for `bytes`, or undefined where there is no kernel (or `bytes` are over 1 MiB). */
+export function scanWithKernel(bytes: Uint8Array): number | undefined {
+  if (kernel === undefined) kernel = load();
+  const k = kernel;
+  if (!k || bytes.length > MAX_KERNEL_BYTES) return undefined;
+  const need = bytes.length + PAD;
+  if (k.bytes.length < need) {
+    k.mem.grow(Math.ceil((need - k.bytes.length) / PAGE));
+    k.bytes = new Uint8Array(k.mem.buffer);
+  }
+  k.bytes.set(bytes, 0);
+  k.bytes.fill(0x20, bytes.length, need);
+  return k.scan(bytes.length);
+}
+
+/** {@link cleanAsciiLines}: -1 unless `bytes` are clean ASCII, else their LF count. */
+export function cleanLines(bytes: Uint8Array): number {
+  return scanWithKernel(bytes) ?? cleanAsciiLines(bytes);
+}

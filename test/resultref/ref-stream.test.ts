@@ -1,0 +1,101 @@
+/**
+ * RefStream (the ResultRef web_fetch writes while a body arrives) gives the
+ * same handle and the same file as the one-shot materialize() path, however
+ * the payload is cut into chunks: its handle is built from the preview's bytes
+ * and the first line only (not the whole 64 KiB head), so the preview's UTF-8
+ * cut, a first line longer than the head, a line without LF and broken UTF-8
+ * right before the first LF are held to the whole-head result here. A create
+ * that fails is an io_error that leaves no file and takes nothing from the
+ * budget.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { createResultStore, materialize, RefStream, type ResultKind } from '../../src/lib/resultref/materialize.js';
+import { prng } from '../helpers/prng.js';
+import { tempDir } from '../helpers/temp.js';
+
+function store() {
+  const dir = join(realpathSync(tempDir()), 'results');
+  mkdirSync(dir);
+  return createResultStore(dir, { budget: { remainingBytes: 64 * 1024 * 1024 } });
+}
+
+/** The handle (less its expiry) and the file's bytes (their hash: a deep compare of 100 KB is slow). */
+function read(s: ReturnType<typeof store>, handle: { ref: string; expiresAt: number }) {
+  const { expiresAt: _e, ...rest } = handle;
+  return {
+    handle: rest,
+    sha256: createHash('sha256')
+      .update(readFileSync(join(s.dir, '..', handle.ref)))
+      .digest('hex'),
+  };
+}
+
+async function streamed(payload: Buffer, kind: ResultKind, cuts: number[]) {
+  const s = store();
+  const out = new RefStream(s);
+  let at = 0;
+  for (const c of [...cuts.filter((c) => c > 0 && c < payload.length).sort((a, b) => a - b), payload.length]) {
+    if (c > at) out.write(Buffer.from(payload.subarray(at, c)));
+    at = c;
+  }
+  return { ...read(s, await out.commit(kind)), left: readdirSync(s.dir) };
+}
+
+function whole(payload: Buffer, kind: ResultKind) {
+  const s = store();
+  return {
+    ...read(
+      s,
+      materialize(s, '', (write) => write(payload), kind),
+    ),
+    left: readdirSync(s.dir),
+  };
+}
+
+const ODD = ['é', '€', '😀', '\u0301', ',', '"', '\n', '\r\n', 'a', ' ', '{"k":1}', 'untrusted'];
+
+describe('RefStream', () => {
+  it("gives materialize()'s handle and bytes for any chunking: preview cut, first line, schema, rows", async () => {
+    const rand = prng(0x5a7e);
+    const payloads: [Buffer, ResultKind][] = [];
+    for (const kind of ['csv', 'jsonl', 'text', 'json'] as const) {
+      // A multibyte character across the preview's 2048-byte cut, at each of its bytes.
+      for (let shift = 0; shift < 4; shift++) payloads.push([Buffer.from(`${'h,'.repeat(20)}\n${'x'.repeat(2046 - 41 + shift)}😀${'y,z\n'.repeat(5000)}`), kind]);
+      // A first line longer than the 64 KiB head; none at all; broken UTF-8 right before the first LF.
+      payloads.push([Buffer.from(`${'c,'.repeat(40_000)}\n1,2\n`), kind]);
+      payloads.push([Buffer.from('q'.repeat(70_000)), kind]);
+      payloads.push([Buffer.concat([Buffer.from('a,b,\xe2'.slice(0, 4)), Buffer.from([0xe2, 0x82, 0x0a]), Buffer.from('1,2,3\n'.repeat(4000))]), kind]);
+      payloads.push([Buffer.from(`{"id":1,"name":"x"}\n${'{"id":2}\n'.repeat(3000)}`), kind]);
+      for (let i = 0; i < 6; i++) {
+        let text = '';
+        while (text.length < 3000 + Math.floor(rand() * 80_000)) text += ODD[Math.floor(rand() * ODD.length)]!;
+        payloads.push([Buffer.from(text), kind]);
+      }
+    }
+    for (const [payload, kind] of payloads) {
+      const want = whole(payload, kind);
+      for (const cuts of [[], [1], [2047, 2048, 2049], [65_535, 65_536], Array.from({ length: 12 }, () => Math.floor(rand() * payload.length))]) {
+        expect(await streamed(payload, kind, cuts), `${kind} ${payload.subarray(0, 40).toString('hex')} cuts ${cuts.join(',')}`).toEqual(want);
+      }
+    }
+  });
+
+  it('a create that fails is an io_error: no file, nothing taken from the budget', () => {
+    const s = store();
+    rmSync(s.dir, { recursive: true });
+    const before = s.budget.remainingBytes;
+    expect(() => new RefStream(s)).toThrow(expect.objectContaining({ code: 'io_error' }));
+    expect(s.budget.remainingBytes).toBe(before);
+    // The directory is there but the temp name is taken (O_EXCL): also refused, nothing replaced.
+    mkdirSync(s.dir);
+    mkdirSync(join(s.dir, `.ref-${s.nextId}.partial`));
+    expect(() => new RefStream(s)).toThrow(expect.objectContaining({ code: 'io_error' }));
+    expect(s.budget.remainingBytes).toBe(before);
+    expect(readdirSync(s.dir)).toEqual([`.ref-${s.nextId - 1}.partial`]);
+  });
+});
