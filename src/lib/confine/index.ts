@@ -23,7 +23,7 @@
  *
  * Imports nothing but `node:fs`: the grep worker bundles this file as is.
  */
-import { closeSync, constants, fstatSync, mkdirSync, open, openSync, readdirSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
 
 /** `O_PATH` on Linux (absent from Node's constants). */
 export const O_PATH = 0o10000000;
@@ -280,13 +280,6 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL |
 /** Creates a new file in a directory handle; never opens an existing name (O_EXCL, no links followed). */
 export function createFile(dir: Handle, name: string, mode: number): number {
   return openSync(procPath(dir.fd, name), CREATE_FLAGS, mode);
-}
-
-/** {@link createFile} through libuv's thread pool: the same flags, the event loop never waits on the open. */
-export function createFileAsync(dirFd: number, name: string, mode: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    open(procPath(dirFd, name), CREATE_FLAGS, mode, (err, fd) => (err ? reject(err) : resolve(fd)));
-  });
 }
 
 /** Opens an existing regular file (a handle from lookup) for writing without truncating it. */
