@@ -75,6 +75,14 @@ export function openStore(options: OpenStoreOptions = {}): Store {
   }
 }
 
+/**
+ * The start-up sweep of a connection opened with `sweep: false`, run later: `comis orchestrate`
+ * opens its one connection for the jail uid registry before the spawn and sweeps once the jail runs.
+ */
+export function startupSweep(store: Store): void {
+  sweepQuietly(store.db, dirname(store.path));
+}
+
 function sweepQuietly(db: Database, home: string): void {
   try {
     sweepDurableRuns(db, home);
