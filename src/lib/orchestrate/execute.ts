@@ -54,37 +54,30 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
   // never got that far (a refusal, a spawn failure): every run is recorded either way. A store
   // problem costs the record, never the output. Once the jail runs, the connection runs the
   // durable start-up sweep and probes the outbox (one indexed query) for sends a crash left pending.
-  type Connection = {
-    store: import('../store/store.js').Store;
-    startupSweep: typeof import('../store/store.js').startupSweep;
+  type Connection = { store: import('../store/store.js').Store; startupSweep: typeof import('../store/store.js').startupSweep };
+  type Ready = Connection & {
     recordRun: typeof import('../store/runs.js').recordRun;
     recordRefusal: typeof import('../store/runs.js').recordRefusal;
-    hasPending: typeof import('../store/outbox.js').hasPending;
+    outboxPending: boolean;
   };
-  type Ready = Connection & { outboxPending: boolean };
   let connection: Promise<Connection> | undefined;
+  // Only the store module before the spawn: the record's and the outbox's modules load once the jail runs.
   const connect = (): Promise<Connection> => {
-    connection ??= Promise.all([import('../store/store.js'), import('../store/runs.js'), import('../store/outbox.js')]).then(([{ openStore, startupSweep }, { recordRun, recordRefusal }, { hasPending }]) => ({
-      store: openStore({ home: options.home, sweep: false }),
-      startupSweep,
-      recordRun,
-      recordRefusal,
-      hasPending,
-    }));
+    connection ??= import('../store/store.js').then(({ openStore, startupSweep }) => ({ store: openStore({ home: options.home, sweep: false }), startupSweep }));
     connection.catch(() => undefined);
     return connection;
   };
   let storeReady: Promise<Ready> | undefined;
   const openTheStore = (): Promise<Ready> => {
-    storeReady ??= connect().then((c) => {
+    storeReady ??= Promise.all([connect(), import('../store/runs.js'), import('../store/outbox.js')]).then(([c, { recordRun, recordRefusal }, { hasPending }]) => {
       c.startupSweep(c.store);
       let outboxPending = true; // a probe that fails: the sweep looks for itself
       try {
-        outboxPending = c.hasPending(c.store.db);
+        outboxPending = hasPending(c.store.db);
       } catch {
         /* the sweep's own connection finds out */
       }
-      return { ...c, outboxPending };
+      return { ...c, recordRun, recordRefusal, outboxPending };
     });
     storeReady.catch(() => undefined);
     return storeReady;
