@@ -118,18 +118,26 @@ if (haveSrt) {
 if (compare) process.stdout.write(`ratio comis/BENCH_COMPARE ${(m[1] / m[subjects.length - 1]).toFixed(3)} (${compare})\n`);
 process.stdout.write(`load average ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
 
-// Where the time goes: COMIS_TIMING=1 makes the command print its phase marks to stderr.
-const phases = new Map();
+// Where the time goes: COMIS_TIMING=1 makes the command print its phase marks to stderr. With
+// BENCH_COMPARE, that build's marks are taken in the same rounds (alternated) and shown beside.
+const marked = [
+  { bin, env: { ...env, COMIS_TIMING: '1' }, phases: new Map() },
+  ...(compare ? [{ bin: join(compare, 'bin/comis.js'), env: { ...env, HOME: compareHome, COMIS_HOME: compareHome, COMIS_TIMING: '1' }, phases: new Map() }] : []),
+];
 for (let i = 0; i < Math.min(runs, 10); i++) {
-  const r = spawnSync(process.execPath, [bin, 'orchestrate', '--quiet', hello], { env: { ...env, COMIS_TIMING: '1' }, encoding: 'utf8' });
-  for (const x of r.stderr.matchAll(/^timing(-cpu)? (\S+) ([\d.]+)$/gm)) {
-    if (!phases.has(x[2])) phases.set(x[2], { wall: [], cpu: [] });
-    phases.get(x[2])[x[1] ? 'cpu' : 'wall'].push(Number(x[3]));
+  for (const m of marked) {
+    const r = spawnSync(process.execPath, [m.bin, 'orchestrate', '--quiet', hello], { env: m.env, encoding: 'utf8', cwd: home });
+    for (const x of r.stderr.matchAll(/^timing(-cpu)? (\S+) ([\d.]+)$/gm)) {
+      if (!m.phases.has(x[2])) m.phases.set(x[2], { wall: [], cpu: [] });
+      m.phases.get(x[2])[x[1] ? 'cpu' : 'wall'].push(Number(x[3]));
+    }
   }
 }
 // The CPU column is comis's own (all its threads), which a loaded machine inflates far less than the wall.
-process.stdout.write('phase marks (median ms since process start: wall, CPU):\n');
-for (const [name, v] of phases) process.stdout.write(`  ${name.padEnd(22)} ${median(v.wall).toFixed(1).padStart(7)} ${v.cpu.length ? median(v.cpu).toFixed(1).padStart(7) : ''}\n`);
+const cell = (v) => (v ? `${median(v.wall).toFixed(1).padStart(7)} ${v.cpu.length ? median(v.cpu).toFixed(1).padStart(7) : '       '}` : ' '.repeat(15));
+process.stdout.write(`phase marks (median ms since process start: wall, CPU)${compare ? '; this build | BENCH_COMPARE' : ''}:\n`);
+const names = [...new Set(marked.flatMap((m) => [...m.phases.keys()]))];
+for (const name of names) process.stdout.write(`  ${name.padEnd(22)} ${marked.map((m) => cell(m.phases.get(name))).join('  | ')}\n`);
 rmSync(home, { recursive: true, force: true });
 if (compareHome) rmSync(compareHome, { recursive: true, force: true });
 rmSync(refdata, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { findOnPath } from '../../src/lib/jail/host.js';
 import { resolveInterpreter, resolveJq } from '../../src/lib/jail/interpreters.js';
 import { prepareWritableDir, screenBindSource } from '../../src/lib/jail/mounts.js';
-import { idleMeasurerCount, measureTree, watchQuota } from '../../src/lib/jail/quota.js';
+import { idleMeasurerCount, INLINE_WALK_ENTRIES, measureTree, measuringThreadsStarted, watchQuota } from '../../src/lib/jail/quota.js';
 import { tempDir } from '../helpers/temp.js';
 import { expectInputInvalid, root } from './helpers.js';
 
@@ -176,8 +176,9 @@ describe('measureTree (writable quota)', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'f'), Buffer.alloc(64 * 1024, 1));
     // Two runs at once take two threads; both go back to the pool when they end.
-    const a = watchQuota({ hostPath: dir, maxBytes: 1024 * 1024 }, () => undefined, 60_000);
-    const b = watchQuota({ hostPath: dir, maxBytes: 32 * 1024 }, () => undefined, 60_000);
+    // inlineEntries 0: every check walks on a thread (a short run's small tree would be walked in place).
+    const a = watchQuota({ hostPath: dir, maxBytes: 1024 * 1024 }, () => undefined, 60_000, { inlineEntries: 0 });
+    const b = watchQuota({ hostPath: dir, maxBytes: 32 * 1024 }, () => undefined, 60_000, { inlineEntries: 0 });
     expect(await a.check()).toBe(false);
     expect(await b.check()).toBe(true);
     a.stop();
@@ -185,13 +186,77 @@ describe('measureTree (writable quota)', () => {
     await new Promise((r) => setTimeout(r, 1_100));
     expect(idleMeasurerCount()).toBe(2);
     // The next runs take them (none is started) and get the same answers.
-    const c = watchQuota({ hostPath: dir, maxBytes: 1024 * 1024, maxEntries: 1 }, () => undefined, 60_000);
-    expect(idleMeasurerCount()).toBe(1);
+    const c = watchQuota({ hostPath: dir, maxBytes: 1024 * 1024, maxEntries: 1 }, () => undefined, 60_000, { inlineEntries: 0 });
     expect(await c.check()).toBe(false);
+    expect(idleMeasurerCount()).toBe(1);
     writeFileSync(join(dir, 'g'), '');
     expect(await c.check()).toBe(true);
     c.stop();
     expect(await measureTree(dir)).toMatchObject({ entries: 2, over: false });
     expect(idleMeasurerCount()).toBeLessThanOrEqual(2);
+  });
+
+  it('a final check walks a small tree in place and starts no thread; the answers are those of a thread', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'sparse'), '');
+    truncateSync(join(dir, 'sparse'), 10 * 1024 * 1024);
+    writeFileSync(join(dir, 'real'), Buffer.alloc(2 * 1024 * 1024, 1));
+    symlinkSync('/usr', join(dir, 'to-usr')); // not followed in place either: /usr would be far over both limits
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'f'), 'x');
+    const limits = [
+      { maxBytes: 64 * 1024 * 1024 },
+      { maxBytes: 1024 * 1024 },
+      { maxBytes: 64 * 1024 * 1024, maxEntries: 4 },
+      { maxBytes: 64 * 1024 * 1024, maxEntries: 5 },
+    ];
+    const inPlace: boolean[] = [];
+    const started = measuringThreadsStarted();
+    for (const l of limits) {
+      const fired: unknown[] = [];
+      const w = watchQuota({ hostPath: dir, ...l }, (u) => fired.push(u), 60_000);
+      inPlace.push(await w.check());
+      w.stop();
+      expect(fired.length).toBe(inPlace.at(-1) ? 1 : 0);
+    }
+    expect(measuringThreadsStarted()).toBe(started);
+    // Control: the same checks on a measuring thread give the same verdicts.
+    const onThread: boolean[] = [];
+    for (const l of limits) {
+      const w = watchQuota({ hostPath: dir, ...l }, () => undefined, 60_000, { inlineEntries: 0 });
+      onThread.push(await w.check());
+      w.stop();
+    }
+    expect(onThread).toEqual([false, true, true, false]);
+    expect(inPlace).toEqual(onThread);
+  });
+
+  it('a tree larger than the in-place budget is measured whole on a thread (the budget is never taken for the limit)', async () => {
+    const dir = tempDir();
+    for (let i = 0; i < INLINE_WALK_ENTRIES + 10; i++) writeFileSync(join(dir, `f${i}`), '');
+    const started = measuringThreadsStarted();
+    const under = watchQuota({ hostPath: dir, maxBytes: 64 * 1024 * 1024, maxEntries: INLINE_WALK_ENTRIES + 20 }, () => undefined, 60_000);
+    expect(await under.check()).toBe(false);
+    under.stop();
+    const over = watchQuota({ hostPath: dir, maxBytes: 64 * 1024 * 1024, maxEntries: INLINE_WALK_ENTRIES + 5 }, () => undefined, 60_000);
+    expect(await over.check()).toBe(true);
+    over.stop();
+    // Over the limit inside the budget: decided in place.
+    const small = watchQuota({ hostPath: dir, maxBytes: 64 * 1024 * 1024, maxEntries: 3 }, () => undefined, 60_000);
+    expect(await small.check()).toBe(true);
+    small.stop();
+    expect(measuringThreadsStarted()).toBeGreaterThan(started);
+  });
+
+  it('a run still going at the first poll takes a thread then, and the poll fires the watchdog', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'f'), Buffer.alloc(64 * 1024, 1));
+    const fired = await new Promise<unknown>((resolve) => {
+      const w = watchQuota({ hostPath: dir, maxBytes: 16 * 1024 }, (u) => {
+        w.stop();
+        resolve(u);
+      }, 20);
+    });
+    expect(fired).toMatchObject({ over: true, violation: 'bytes' });
   });
 });

@@ -153,6 +153,30 @@ describe('jail uids come from the registry', () => {
     expect(second.workspaceReal).toBe(first.workspaceReal);
   });
 
+  it.skipIf(!root)(`on the caller's connection (one per run), the registry gives the same uid and leaves the connection open (${root ? 'root' : NOT_ROOT})`, async () => {
+    const home = tempDir('comis-uids-');
+    const agent = resolveAgent(await loadConfig({ home }));
+    const own = await prepareAgentJail(agent, home);
+    const store = openStore({ home, sweep: false });
+    let asked = 0;
+    const shared = await prepareAgentJail(agent, home, {
+      store: async () => {
+        asked += 1;
+        return store;
+      },
+    });
+    expect(asked).toBe(1);
+    expect(shared.hostUid).toBe(own.hostUid);
+    // Still open for the run's record: the caller closes it.
+    expect(store.db.open).toBe(true);
+    expect(lookupJailUid(store.db, shared.workspaceReal)).toBe(shared.hostUid);
+    // A second workspace on the same connection gets a uid of its own.
+    const other = await agentAt(home, 'other', join(realpathSync(home), 'workspaces', 'other'));
+    const plan2 = await prepareAgentJail(other, home, { store: async () => store });
+    expect(plan2.hostUid).not.toBe(shared.hostUid);
+    store.close();
+  });
+
   it.skipIf(!root)(`a uid granted in /etc/subuid is never allocated, though the old derivation lands in the grant (${root ? 'root' : NOT_ROOT})`, async () => {
     const home = tempDir('comis-uids-');
     // useradd's usual grants for four users: 100000-362143, over the whole old range.

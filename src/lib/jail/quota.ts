@@ -21,8 +21,15 @@
  * The walk is synchronous (a promise per entry made 60,000 directories take
  * over a minute) and runs in a worker thread, so the event loop never waits
  * for it; the watchdog waits at least as long as the last walk took before
- * the next one, so measuring costs at most about half a core.
+ * the next one, so measuring costs at most about half a core. The thread is
+ * taken at the first poll, not at the spawn: a run that ends before it (most
+ * short scripts) has its final check walked in place when the tree is small
+ * ({@link INLINE_WALK_ENTRIES} entries at most, a millisecond or two), and
+ * never pays a thread's start-up (a V8 isolate, ~40 ms of CPU that competed
+ * with the jail's own start on a 2-core machine). A larger tree goes to the
+ * thread as before.
  */
+import * as fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 /** Most entries one measurement walks when the caller sets no entry limit. */
@@ -117,6 +124,31 @@ function walkTree(fs: typeof import('node:fs'), root: string, maxBytes: number, 
   return verdict ?? { bytes, entries, over: false };
 }
 
+/**
+ * Most entries a final check walks on the calling thread before it hands the tree to a
+ * measuring thread: ~5-20 µs an entry here, so the event loop waits a few ms at most.
+ */
+export const INLINE_WALK_ENTRIES = 256;
+
+/**
+ * The walk on this thread, bounded by {@link INLINE_WALK_ENTRIES} (or `budget`): the usage
+ * when the tree fits in the budget or the walk reached a verdict inside it, else undefined
+ * (the tree is larger: only a full walk, on a measuring thread, can tell).
+ */
+function measureInline(root: string, limits: QuotaLimits, budget: number): TreeUsage | undefined {
+  const maxEntries = Math.min(limits.maxEntries ?? MAX_ENTRIES, Number.MAX_SAFE_INTEGER);
+  const bound = Math.min(maxEntries, budget);
+  let usage: TreeUsage;
+  try {
+    usage = walkTree(fs, root, limits.maxBytes, bound, MAX_DEPTH);
+  } catch {
+    return { bytes: 0, entries: 0, over: true, violation: 'unreadable' }; // as the thread answers a walk that threw
+  }
+  // Over the budget, not over the limit: inconclusive.
+  if (usage.over && usage.violation === 'entries' && bound < maxEntries) return undefined;
+  return usage;
+}
+
 const WORKER_SOURCE = `
 const fs = require('node:fs');
 const { parentPort } = require('node:worker_threads');
@@ -132,6 +164,13 @@ parentPort.on('message', (m) => {
 });
 `;
 
+let measurersStarted = 0;
+
+/** Tests: how many measuring threads this process has started. */
+export function measuringThreadsStarted(): number {
+  return measurersStarted;
+}
+
 /** A worker thread that measures trees, one request at a time. */
 class Measurer {
   private readonly worker = new Worker(WORKER_SOURCE, { eval: true });
@@ -140,6 +179,7 @@ class Measurer {
   alive = true;
 
   constructor() {
+    measurersStarted += 1;
     this.worker.on('message', (u: TreeUsage) => this.settle(u));
     // A worker that died cannot vouch for anything: over.
     this.worker.on('error', () => {
@@ -240,15 +280,24 @@ export async function measureTree(root: string, limits: QuotaLimits = { maxBytes
  * Polls `quota.hostPath` (every `intervalMs`, or as long as the last walk
  * took if that is longer) and calls `onExceeded` once with the usage when
  * it passes `maxBytes` or `maxEntries` (or cannot be measured). Returns a
- * stop function and a final check.
+ * stop function and a check (the final one after the jail is gone): a check
+ * walks a tree of up to `inlineEntries` entries (default
+ * {@link INLINE_WALK_ENTRIES}; 0: never) in place, and a larger one on the
+ * measuring thread, which the first poll takes.
  */
-export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded: (usage: TreeUsage) => void, intervalMs = 200): { stop(): void; check(): Promise<boolean> } {
+export function watchQuota(
+  quota: { hostPath: string } & QuotaLimits,
+  onExceeded: (usage: TreeUsage) => void,
+  intervalMs = 200,
+  options: { inlineEntries?: number } = {},
+): { stop(): void; check(): Promise<boolean> } {
+  const inlineEntries = options.inlineEntries ?? INLINE_WALK_ENTRIES;
   let stopped = false;
   let fired = false;
   let timer: NodeJS.Timeout | undefined;
   let measurer: Measurer | undefined;
   let running: Promise<TreeUsage> | undefined;
-  const measure = async (): Promise<TreeUsage> => {
+  const onThread = async (): Promise<TreeUsage> => {
     // One walk at a time: a final check waits for a poll still under way, then walks afresh.
     while (running) await running.catch(() => undefined);
     measurer ??= acquireMeasurer();
@@ -259,8 +308,7 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
       running = undefined;
     }
   };
-  const check = async (): Promise<boolean> => {
-    const usage = await measure();
+  const settle = (usage: TreeUsage): boolean => {
     if (usage.over && !fired) {
       fired = true;
       onExceeded(usage);
@@ -271,11 +319,18 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
     }
     return usage.over;
   };
+  const poll = async (): Promise<boolean> => settle(await onThread());
+  const check = async (): Promise<boolean> => {
+    // A poll still walking finishes first (its verdict stands), then the tree is walked afresh.
+    while (running) await running.catch(() => undefined);
+    const inline = inlineEntries > 0 ? measureInline(quota.hostPath, quota, inlineEntries) : undefined;
+    return settle(inline ?? (await onThread()));
+  };
   const loop = (wait: number): void => {
     if (stopped) return;
     timer = setTimeout(() => {
       const t0 = Date.now();
-      void check()
+      void poll()
         .catch(() => false)
         .finally(() => {
           if (!fired) loop(Math.max(intervalMs, Date.now() - t0));
@@ -283,10 +338,7 @@ export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded
     }, wait);
     timer.unref();
   };
-  // Take a measuring thread now (an idle one of an earlier run, or a new one that starts while the
-  // jail starts): a short run's final check then finds it ready instead of paying a worker's
-  // start-up (tens of ms) after the script has exited.
-  measurer = acquireMeasurer();
+  // No thread yet: the first poll takes one (an idle one of an earlier run of this process, or a new one).
   loop(intervalMs);
   return {
     stop: () => {

@@ -48,23 +48,36 @@ export type RecordedRunOptions = Pick<OrchestrateOptions, 'source' | 'displayNam
  */
 export async function runAndRecord(options: RecordedRunOptions): Promise<OrchestrateOutcome> {
   const { runOrchestrate, RunRefusedError } = await import('./runner.js');
-  // The store opens once the jail is spawned (loading SQLite then overlaps the jail's own start
-  // instead of delaying it), or at the end for a run that never got that far (a refusal, a spawn
-  // failure): every run is recorded either way. A store problem costs the record, never the output.
-  // One connection records the run; opening it runs the durable start-up sweep, and probes the
-  // outbox (one indexed query) for sends a crash left pending.
-  type Ready = { store: import('../store/store.js').Store; recordRun: typeof import('../store/runs.js').recordRun; recordRefusal: typeof import('../store/runs.js').recordRefusal; outboxPending: boolean };
+  // One store connection per run. As root the jail uid registry opens it before the spawn (the
+  // uid is decided before the jail uses it); otherwise it opens once the jail is spawned (loading
+  // SQLite then overlaps the jail's own start instead of delaying it), or at the end for a run that
+  // never got that far (a refusal, a spawn failure): every run is recorded either way. A store
+  // problem costs the record, never the output. Once the jail runs, the connection runs the
+  // durable start-up sweep and probes the outbox (one indexed query) for sends a crash left pending.
+  type Connection = { store: import('../store/store.js').Store; startupSweep: typeof import('../store/store.js').startupSweep };
+  type Ready = Connection & {
+    recordRun: typeof import('../store/runs.js').recordRun;
+    recordRefusal: typeof import('../store/runs.js').recordRefusal;
+    outboxPending: boolean;
+  };
+  let connection: Promise<Connection> | undefined;
+  // Only the store module before the spawn: the record's and the outbox's modules load once the jail runs.
+  const connect = (): Promise<Connection> => {
+    connection ??= import('../store/store.js').then(({ openStore, startupSweep }) => ({ store: openStore({ home: options.home, sweep: false }), startupSweep }));
+    connection.catch(() => undefined);
+    return connection;
+  };
   let storeReady: Promise<Ready> | undefined;
   const openTheStore = (): Promise<Ready> => {
-    storeReady ??= Promise.all([import('../store/store.js'), import('../store/runs.js'), import('../store/outbox.js')]).then(([{ openStore }, { recordRun, recordRefusal }, { hasPending }]) => {
-      const store = openStore({ home: options.home });
+    storeReady ??= Promise.all([connect(), import('../store/runs.js'), import('../store/outbox.js')]).then(([c, { recordRun, recordRefusal }, { hasPending }]) => {
+      c.startupSweep(c.store);
       let outboxPending = true; // a probe that fails: the sweep looks for itself
       try {
-        outboxPending = hasPending(store.db);
+        outboxPending = hasPending(c.store.db);
       } catch {
         /* the sweep's own connection finds out */
       }
-      return { store, recordRun, recordRefusal, outboxPending };
+      return { ...c, recordRun, recordRefusal, outboxPending };
     });
     storeReady.catch(() => undefined);
     return storeReady;
@@ -98,6 +111,7 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
     ...(options.resumeOf ? { resumeOf: options.resumeOf } : {}),
     ...(options.requestedCaps ? { requestedCaps: options.requestedCaps } : {}),
     ...(options.noRepair ? { noRepair: true } : {}),
+    store: async () => (await connect()).store,
     onEvent: (event) => {
       if (event.type === 'run:started') {
         const ready = openTheStore();
@@ -110,9 +124,9 @@ export async function runAndRecord(options: RecordedRunOptions): Promise<Orchest
   }).catch(async (err: unknown) => {
     await sweep;
     if (err instanceof RunRefusedError) await store((s) => s.recordRefusal(s.store.db, err.refusal));
-    else if (storeReady)
-      await storeReady.then(
-        (s) => s.store.close(),
+    else if (connection)
+      await connection.then(
+        (c) => c.store.close(),
         () => undefined,
       );
     throw err;

@@ -65,6 +65,12 @@ export interface RunDirectory {
   sockDir: string;
   /** Mode for files comis puts into the run dir (see the module comment). */
   fileMode: number;
+  /**
+   * The sweep of dead processes' run dirs this process started with its first run (undefined
+   * for later runs): it runs while the run is prepared and spawned, off the critical path, and
+   * the run's cleanup awaits it.
+   */
+  swept?: Promise<number>;
 }
 
 /** `<pid>-<start time>-<runId>`: the owning process, robust to pid reuse. */
@@ -92,15 +98,17 @@ function ensureRunsDir(home: string): string {
 }
 
 /**
- * Creates this run's directory under `$COMIS_HOME/runs/` (first sweeping,
- * once per process, the run dirs of comis processes that are gone).
+ * Creates this run's directory under `$COMIS_HOME/runs/` (and starts, once
+ * per process, the sweep of the run dirs of comis processes that are gone;
+ * it never touches a live process's dir, so it need not finish first).
  */
 export async function prepareRunDir(home: string, runId: string, opts: { root: boolean }): Promise<RunDirectory> {
   if (!/^[A-Za-z0-9_-]+$/.test(runId)) throw new ComisError('INTERNAL', `Run id ${JSON.stringify(runId)} is not a valid directory name.`);
   const runs = ensureRunsDir(home);
+  let swept: Promise<number> | undefined;
   if (!sweptRunsDirs.has(runs)) {
     sweptRunsDirs.add(runs);
-    await sweepStaleRunDirs(runs);
+    swept = sweepStaleRunDirs(runs).catch(() => 0);
   }
   const path = join(runs, `${process.pid}-${ownStartTime()}-${runId}`);
   const dirMode = opts.root ? 0o755 : 0o700;
@@ -113,7 +121,7 @@ export async function prepareRunDir(home: string, runId: string, opts: { root: b
     mkdirSync(d, { mode: dirMode });
     chmodSync(d, dirMode); // the umask may have narrowed it
   }
-  return { path, sdkDir, resultsDir, writesDir, sockDir: join(path, 'sock'), fileMode: opts.root ? 0o644 : 0o600 };
+  return { path, sdkDir, resultsDir, writesDir, sockDir: join(path, 'sock'), fileMode: opts.root ? 0o644 : 0o600, ...(swept ? { swept } : {}) };
 }
 
 /**

@@ -114,6 +114,11 @@ export interface OrchestrateOptions {
   webFetchDeps?: WebFetchDeps;
   /** No one-shot repair for this run (`--no-repair`, for debugging); otherwise the agent's model class decides. */
   noRepair?: boolean;
+  /**
+   * The caller's store connection, opened on first use without the start-up sweeps: the jail uid
+   * registry (as root) uses it instead of a connection of its own. The caller closes it.
+   */
+  store?: () => Promise<import('../store/store.js').Store>;
 }
 
 export interface OrchestrateResult {
@@ -177,9 +182,11 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   let ctx: ReturnType<typeof toolContext>;
   let durable: Awaited<ReturnType<typeof openDurable>> | undefined;
   try {
-    const agentJail = await openAgentJail(options.agent, options.home, surface);
+    const agentJail = await openAgentJail(options.agent, options.home, surface, options.store);
     parts.workspaceReal = agentJail.workspaceReal;
+    mark('workspace');
     parts.dir = await openRunDir(options.home, runId, surface, prepared.script);
+    mark('run-dir');
     // A replay's ResultRef handles point at the files the original run materialised: they come back first.
     if (options.replayResultsFrom) {
       const { restoreKeptResults } = await import('./replay.js');

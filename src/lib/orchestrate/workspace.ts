@@ -235,6 +235,11 @@ export interface AgentJailPlan {
 export interface AgentJailOptions {
   /** Test seam: the id databases the uid policy reads (default the host's /etc files and getent). */
   hostIdSources?: HostIdSources;
+  /**
+   * The caller's store connection (opened without the start-up sweeps), for the registry to use
+   * instead of opening and closing one of its own; the caller keeps and closes it.
+   */
+  store?: () => Promise<import('../store/store.js').Store>;
 }
 
 /**
@@ -257,13 +262,19 @@ export async function prepareAgentJail(agent: ResolvedAgent, comisHome: string, 
     // The name service's "nobody has this id" answers are cached while the files they stand on are unchanged (nss-cache.ts).
     const nss = options.hostIdSources ? undefined : cachedNssLookup(join(comisHome, 'cache', 'jail-nss.json'));
     const policy = jailUidPolicy(sandbox.jailUidRange ?? DEFAULT_JAIL_UID_RANGE, options.hostIdSources ?? (nss ? { ...DEFAULT_HOST_ID_SOURCES, nssHasId: nss.nssHasId } : DEFAULT_HOST_ID_SOURCES));
-    const [{ openStore }, { registerJailUid }] = await Promise.all([import('../store/store.js'), import('../store/jail-uids.js')]);
-    // Only the registry: the start-up sweeps run on the connection the run is recorded on, once the jail is spawned.
-    const store = openStore({ home: comisHome, sweep: false });
-    try {
-      hostUid = registerJailUid(store.db, workspaceReal, policy);
-    } finally {
-      store.close();
+    const { registerJailUid } = await import('../store/jail-uids.js');
+    if (options.store) {
+      // The run's own connection: opened here, swept and recorded on once the jail is spawned.
+      hostUid = registerJailUid((await options.store()).db, workspaceReal, policy);
+    } else {
+      const { openStore } = await import('../store/store.js');
+      // Only the registry: the start-up sweeps run on the connection the run is recorded on, once the jail is spawned.
+      const store = openStore({ home: comisHome, sweep: false });
+      try {
+        hostUid = registerJailUid(store.db, workspaceReal, policy);
+      } finally {
+        store.close();
+      }
     }
     nss?.save();
   }

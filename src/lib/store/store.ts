@@ -4,9 +4,9 @@
  * `sdk emit`. better-sqlite3 is imported here, inside {@link openStore}, so
  * merely importing this module costs nothing.
  */
-import { chmodSync, closeSync, constants as fsConstants, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, constants as fsConstants, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import type BetterSqlite3 from 'better-sqlite3';
 
@@ -40,6 +40,32 @@ export interface OpenStoreOptions {
 
 const require = createRequire(import.meta.url);
 
+let addon: string | null | undefined;
+/**
+ * better-sqlite3's native addon, found as its own loader (the `bindings` package) would find it
+ * first: `build/`, `build/Debug/`, then `build/Release/` of the package. `bindings` walks the stack
+ * and throws a MODULE_NOT_FOUND per miss to get there (several ms on every store open of a
+ * process); three stats say the same. Undefined: none of the three, and `bindings` searches the rest.
+ */
+function nativeBinding(): string | undefined {
+  if (addon === undefined) {
+    addon = null;
+    try {
+      const build = join(dirname(require.resolve('better-sqlite3/package.json')), 'build');
+      for (const dir of ['', 'Debug', 'Release']) {
+        const file = join(build, dir, 'better_sqlite3.node');
+        if (existsSync(file)) {
+          addon = file;
+          break;
+        }
+      }
+    } catch {
+      /* bindings finds it */
+    }
+  }
+  return addon ?? undefined;
+}
+
 export function openStore(options: OpenStoreOptions = {}): Store {
   const path = options.path ?? storePath(options.home ?? comisHome());
   let db: Database;
@@ -49,7 +75,8 @@ export function openStore(options: OpenStoreOptions = {}): Store {
       makePrivate(path);
     }
     const Driver = require('better-sqlite3') as typeof BetterSqlite3;
-    db = new Driver(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+    const binding = nativeBinding();
+    db = new Driver(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, ...(binding ? { nativeBinding: binding } : {}) });
   } catch (err) {
     throw new ComisError('STORE_ERROR', `Cannot open the store ${path}: ${(err as Error).message}.`, {
       hint: 'Check that $COMIS_HOME is writable; `comis` creates it on first use.',
@@ -73,6 +100,14 @@ export function openStore(options: OpenStoreOptions = {}): Store {
       hint: 'If the file is corrupt, move it aside; comis creates a fresh store.',
     });
   }
+}
+
+/**
+ * The start-up sweep of a connection opened with `sweep: false`, run later: `comis orchestrate`
+ * opens its one connection for the jail uid registry before the spawn and sweeps once the jail runs.
+ */
+export function startupSweep(store: Store): void {
+  sweepQuietly(store.db, dirname(store.path));
 }
 
 function sweepQuietly(db: Database, home: string): void {

@@ -43,4 +43,6 @@ export async function cleanupRun(parts: RunParts, keepResultsDir?: string): Prom
   // The jail is gone (exited resolves only then). Neither step follows a link the jail left.
   if (parts.dir) await removeTree(parts.dir.path).catch(() => undefined); // a leftover is swept by the next comis process
   if (parts.workspaceReal) await stripWorkspace(parts.workspaceReal).catch(() => undefined);
+  // The stale run dirs' sweep the run started (its first of the process) is done too.
+  await parts.dir?.swept;
 }

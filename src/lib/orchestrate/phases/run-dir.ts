@@ -42,10 +42,11 @@ async function installSdk(dir: string, mode: number, home: string, tools?: reado
 export type AgentJail = Awaited<ReturnType<typeof prepareAgentJail>>;
 
 /** The agent's jail (workspace, uid, read-only mounts): the first thing created on the host for a run. */
-export async function openAgentJail(agent: ResolvedAgent, home: string, surface: AgentSurface): Promise<AgentJail> {
+export async function openAgentJail(agent: ResolvedAgent, home: string, surface: AgentSurface, store?: () => Promise<import('../../store/store.js').Store>): Promise<AgentJail> {
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
-  // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry.
-  const agentJail = await prepareAgentJail(agent, home);
+  // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry
+  // (on the caller's connection when it passes one).
+  const agentJail = await prepareAgentJail(agent, home, store ? { store } : {});
   // bwrap cannot create the results/ mount point inside a read-only workspace bind.
   if (surface.role === 'coordinator') mkdirSync(join(agentJail.workspaceReal, 'results'), { recursive: true, mode: 0o755 });
   return agentJail;
