@@ -102,3 +102,45 @@ describe('the prefilter never changes a finding', () => {
     }
   });
 });
+
+/** Prose that no rule matches, in paragraphs: `chars` of it. */
+function filler(chars: number, paragraphLines = 4): string {
+  const line = 'The report lists each table with its owner, the refresh schedule and a short summary.\n';
+  let out = '';
+  for (let k = 1; out.length < chars; k++) out += k % paragraphLines === 0 ? `${line}\n` : line;
+  return out.slice(0, chars);
+}
+
+describe('derived views scanned in slices (no whole-view copy) find what the whole view does', () => {
+  const cases = Object.values(CASES)
+    .flatMap(({ tp }) => tp)
+    .map((c) => (typeof c === 'string' ? c : c.text));
+
+  it('rule cases with hiding tricks far apart in a long text, as Markdown and as a script', () => {
+    for (const [name, variant] of VARIANTS) {
+      // Changes (and so the views' windows) thousands of characters apart, and some close together.
+      let text = '';
+      cases.forEach((c, k) => {
+        text += `${variant(c)}\n\n${filler(k % 3 === 0 ? 9000 : 300)}`;
+      });
+      expect(() => same(text), name).not.toThrow();
+      expect(() => same(text, { kind: 'script', path: 'run.sh' }), `${name} script`).not.toThrow();
+    }
+  });
+
+  it('where a slice would cut what a rule reads: a sticky run, a long paragraph, a file-wide unit', () => {
+    const hidden = '\u200b';
+    // OBF_HEX_LONG's run (attemptStops) longer than any slice: the whole view decides.
+    same(`${filler(20000)}${hidden}s = "${'\\x41'.repeat(6000)}"\n${filler(20000)}`);
+    same(`${filler(20000)}s = "${'\\x41'.repeat(6000)}${hidden}"\n${filler(20000)}`);
+    same(`${filler(20000)}s = "${'0x41, '.repeat(3000)}${hidden}0x41"\n${filler(20000)}`);
+    // A dynamic-context fence line longer than a slice.
+    same(`${filler(20000)}${'`'.repeat(9000)}!${hidden}run\n${filler(20000)}`);
+    // Co-occurrence rules in one paragraph (no blank line) far longer than a slice.
+    const oneParagraph = filler(12000, 1_000_000);
+    for (const c of cases.filter((_, k) => k % 2 === 0)) {
+      same(`${oneParagraph}${c.replace(/ /g, `${hidden} `)}\n${oneParagraph}`);
+      same(`${oneParagraph}${hidden}\n${c}\n${oneParagraph}`, { kind: 'script', path: 'run.sh' });
+    }
+  });
+});
