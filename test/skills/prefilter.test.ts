@@ -137,6 +137,18 @@ describe('derived views scanned in slices (no whole-view copy) find what the who
     // A dynamic-context fence line longer than a slice.
     same(`${filler(20000)}${'`'.repeat(9000)}!${hidden}run\n${filler(20000)}`);
     // Co-occurrence rules in one paragraph (no blank line) far longer than a slice.
+    // A co-occurrence rule's anchor and companions hidden, one paragraph apart by more than a slice.
+    const zeroWidth = VARIANTS.find(([name]) => name === 'zero-width')![1];
+    for (const rule of TEXT_RULES.filter((r) => r.kind === 'cooccur')) {
+      for (const c of CASES[rule.id]?.tp ?? []) {
+        const { text, kind, path } = typeof c === 'string' ? { text: c, kind: undefined, path: undefined } : c;
+        const hidden = zeroWidth(text);
+        const middle = hidden.indexOf(' ', hidden.length >> 1);
+        if (middle < 0) continue;
+        const spread = `${filler(3000)}${hidden.slice(0, middle)} ${filler(20000, 1_000_000).replace(/\n/g, ' ')}${hidden.slice(middle)}\n\n${filler(3000)}`;
+        expect(() => same(spread, { kind, path }), rule.id).not.toThrow();
+      }
+    }
     const oneParagraph = filler(12000, 1_000_000);
     for (const c of cases.filter((_, k) => k % 2 === 0)) {
       same(`${oneParagraph}${c.replace(/ /g, `${hidden} `)}\n${oneParagraph}`);
