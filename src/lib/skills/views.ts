@@ -102,22 +102,34 @@ class LazyText {
   readonly starts: number[] = [0];
   /** A string, or the input offset of a lower-cased range (its length from `starts`). */
   readonly pieces: (string | number)[] = [];
+  /** Strings pushed since the last range, kept as one piece (a view of dense changes has one per character). */
+  private pending = '';
+  private size = 0;
   private built: string | undefined;
 
   constructor(private readonly input: TextView) {}
 
   get length(): number {
-    return this.starts[this.starts.length - 1]!;
+    return this.size;
   }
 
   pushText(text: string): void {
-    this.pieces.push(text);
-    this.starts.push(this.length + text.length);
+    this.pending += text;
+    this.size += text.length;
   }
 
   pushLowerCased(from: number, to: number): void {
+    this.flush();
     this.pieces.push(from);
-    this.starts.push(this.length + (to - from));
+    this.size += to - from;
+    this.starts.push(this.size);
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.pieces.push(this.pending);
+    this.starts.push(this.size);
+    this.pending = '';
   }
 
   private pieceAt(offset: number): number {
@@ -133,6 +145,7 @@ class LazyText {
   }
 
   text(): string {
+    this.flush();
     if (this.built === undefined) {
       const parts: string[] = [];
       for (let k = 0; k < this.pieces.length; k++) {
@@ -145,6 +158,7 @@ class LazyText {
   }
 
   slice(from: number, to: number): string {
+    this.flush();
     if (this.built !== undefined) return this.built.slice(from, to);
     if (to <= from) return '';
     const parts: string[] = [];
@@ -167,6 +181,7 @@ class LazyText {
   }
 
   isLineFeed(offset: number): boolean {
+    this.flush();
     if (this.built !== undefined) return this.built.charCodeAt(offset) === 0x0a;
     if (offset < 0 || offset >= this.length) return false;
     const k = this.pieceAt(offset);
