@@ -474,7 +474,7 @@ const OUTSIDE_SLICE = Symbol('outside the slice');
 function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [number, number][], hits: Collected[], ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext): boolean {
   const context = sliceContextOf();
   const n = view.length;
-  const slices: { at: number; text: string; windows: (number[] | undefined)[]; units: Units }[] = [];
+  const slices: { at: number; text: string; windows: (number[] | undefined)[]; units: Units; solid: number }[] = [];
   for (let g = 0; g < ranges.length; ) {
     let h = g + 1;
     while (h < ranges.length && ranges[h]![0] - ranges[h - 1]![1] < 3 * context) h += 1;
@@ -482,7 +482,11 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
     const end = Math.min(n, ranges[h - 1]![1] + context);
     const text = view.slice(at, end);
     const local = ranges.slice(g, h).map(([lo, hi]) => [lo - at, hi - at] as [number, number]);
-    slices.push({ at, text, windows: candidateWindows(text, local, true), units: new Units(text) });
+    // Paragraph breaks are runs of line feeds and blanks, split left to right: the slice's split agrees
+    // with the view's from its first other character on (before it, a run may be split out of step).
+    let solid = 0;
+    while (solid < text.length && /[\n \t\r]/.test(text[solid]!)) solid += 1;
+    slices.push({ at, text, windows: candidateWindows(text, local, true), units: new Units(text), solid });
     g = h;
   }
   const literalView = view.name === 'raw' || view.name === 'comments-stripped';
@@ -500,7 +504,7 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
       for (const slice of slices) {
         const w = slice.windows[r];
         if (!w) continue;
-        const { at, text, units } = slice;
+        const { at, text, units, solid } = slice;
         const bounded = (from: number, to: number, before: number, after: number): void => {
           if ((at > 0 && from - before < 0) || (at + text.length < n && to + after > text.length)) throw OUTSIDE_SLICE;
         };
@@ -525,10 +529,10 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
           bounded(from, to, CHECK_CONTEXT, 0);
           if (rule.notAfter?.test(sentenceBefore(text, from))) return;
           const [unitStart, unitEnd] = units.unitAt(scope, from);
-          // A unit is the view's only when the slice holds its paragraph and what the sentence split looks at after it.
+          // A unit is the view's only when the slice holds its paragraph, split in step with the view's, and what the sentence split looks at after it.
           if (scope !== 'file') {
             const [ps, pe] = units.unitAt('paragraph', from);
-            if ((at > 0 && ps === 0) || (at + text.length < n && pe + 32 > text.length)) throw OUTSIDE_SLICE;
+            if ((at > 0 && ps <= solid) || (at + text.length < n && pe + 32 > text.length)) throw OUTSIDE_SLICE;
           }
           let ok = verdicts.get(unitStart);
           if (ok === undefined) {
