@@ -156,3 +156,32 @@ describe('derived views scanned in slices (no whole-view copy) find what the who
     }
   });
 });
+
+describe('attemptStops', () => {
+  it('an attempt reads nothing after the first character outside the class (whatever follows it, the same result)', () => {
+    const sticky = TEXT_RULES.filter((r): r is PatternRule => r.kind === 'pattern' && r.attemptStops !== undefined);
+    expect(sticky.map((r) => r.id).sort()).toEqual(['EXEC_DYNAMIC_CONTEXT', 'OBF_HEX_LONG']);
+    const tails = ['', '\\x41'.repeat(30), '0x41, '.repeat(30), '\n', '!', '`'.repeat(5), ' run', '%41'.repeat(30), '\\u0041'.repeat(30)];
+    for (const rule of sticky) {
+      const y = new RegExp(rule.pattern.source, `${rule.pattern.flags}y`);
+      const stops = rule.attemptStops!;
+      const texts = [...(CASES[rule.id]?.tp ?? []), ...(CASES[rule.id]?.tn ?? [])].map((c) => (typeof c === 'string' ? c : c.text));
+      texts.push(rule.worstCase.repeat(40), `x ${'0x41, '.repeat(25)}0x41\n`, `\n${'`'.repeat(5)}! run\n`, `s = "${'\\u0041'.repeat(25)}" and %41%42`);
+      for (const text of texts) {
+        for (let p = 0; p < text.length; p++) {
+          stops.lastIndex = p;
+          const q = p + stops.exec(text)![0].length;
+          // A run to the end of the text: the scanner reads the whole view (nothing to compare).
+          if (q >= text.length) continue;
+          for (const tail of tails) {
+            y.lastIndex = p;
+            const whole = y.exec(text)?.[0];
+            y.lastIndex = p;
+            const cut = y.exec(text.slice(0, q + 1) + tail)?.[0];
+            expect(cut, `${rule.id} at ${p} of ${JSON.stringify(text.slice(0, 60))} + ${JSON.stringify(tail)}`).toBe(whole);
+          }
+        }
+      }
+    }
+  });
+});
