@@ -170,8 +170,13 @@ try {
   process.stdout.write(`bare unix-socket echo      p50 ${us(pct(echoAll, 0.5))}  p99 ${us(pct(echoAll, 0.99))}  ${n(echoPerSec)} calls/s (64 in flight), ${n(seq('echo'))} calls/s (1 in flight)\n`);
   process.stdout.write(`comis read, from the jail  p50 ${us(pct(jailAll, 0.5))}  p99 ${us(pct(jailAll, 0.99))}  ${n(tail.perSec)} calls/s (32 in flight), ${n(seq('jail'))} calls/s (1 in flight)\n`);
   // CPU per call of each side (medians over the blocks): the work done, which the machine's load moves far less than the latency.
-  const cpu = (side, who) => median(pairs.map((p) => p[side][who])).toFixed(1).padStart(5);
-  process.stdout.write(`CPU per call, µs (median of the blocks): echo client ${cpu('echo', 'clientCpu')}, echo server ${cpu('echo', 'serverCpu')}; jailed script (SDK) ${cpu('jail', 'clientCpu')}, comis main thread ${cpu('jail', 'serverCpu')}\n`);
+  const cpu = (side, who) =>
+    median(pairs.map((p) => p[side][who]))
+      .toFixed(1)
+      .padStart(5);
+  process.stdout.write(
+    `CPU per call, µs (median of the blocks): echo client ${cpu('echo', 'clientCpu')}, echo server ${cpu('echo', 'serverCpu')}; jailed script (SDK) ${cpu('jail', 'clientCpu')}, comis main thread ${cpu('jail', 'serverCpu')}\n`,
+  );
   process.stdout.write(
     `gate alone, from the jail  p50 ${us(tail.gateP50)}  p99 ${us(tail.gateP99)}  (resume() with durability off: gate + socket, no tool I/O; vs the pooled echo: p50 ${(tail.gateP50 / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(tail.gateP99 / pct(echoAll, 0.99)).toFixed(2)}x)\n`,
   );

@@ -23,7 +23,7 @@ describe('idle measuring threads', () => {
     const script = `
       const { watchQuota, measureTree, idleMeasurerCount } = await import(${JSON.stringify(quota)});
       const keep = setInterval(() => {}, 1000); // the run's own handles (its jail, its socket): measurers are unref'd
-      const w = watchQuota({ hostPath: ${JSON.stringify(join(dir, "ws"))}, maxBytes: 1 << 20 }, () => {}, 60000, { inlineEntries: 0 }); // on a thread, as a long run
+      const w = watchQuota({ hostPath: ${JSON.stringify(join(dir, 'ws'))}, maxBytes: 1 << 20 }, () => {}, 60000, { inlineEntries: 0 }); // on a thread, as a long run
       await w.check();
       w.stop();
       await w.check(); // the final check after stop() puts the thread back

@@ -23,7 +23,9 @@ describe.runIf(process.platform === 'linux')('host task counting (RLIMIT_NPROC b
   });
 
   it('agrees with a plain reading of every process, and says nothing for a process that is gone', () => {
-    const pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number);
+    const pids = readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number);
     let compared = 0;
     for (const pid of pids) {
       const a = naive(pid);
@@ -37,7 +39,7 @@ describe.runIf(process.platform === 'linux')('host task counting (RLIMIT_NPROC b
     expect(readUidAndThreads(0x3fffffff)).toBeUndefined();
   });
 
-  it('counts our uid\'s tasks (at least this process\'s threads) and none for an unused uid', () => {
+  it("counts our uid's tasks (at least this process's threads) and none for an unused uid", () => {
     expect(countTasksOfUid(process.getuid!())).toBeGreaterThanOrEqual(readdirSync('/proc/self/task').length);
     expect(countTasksOfUid(0x7ffffff3)).toBe(0);
   });

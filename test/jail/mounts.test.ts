@@ -204,12 +204,7 @@ describe('measureTree (writable quota)', () => {
     symlinkSync('/usr', join(dir, 'to-usr')); // not followed in place either: /usr would be far over both limits
     mkdirSync(join(dir, 'sub'));
     writeFileSync(join(dir, 'sub', 'f'), 'x');
-    const limits = [
-      { maxBytes: 64 * 1024 * 1024 },
-      { maxBytes: 1024 * 1024 },
-      { maxBytes: 64 * 1024 * 1024, maxEntries: 4 },
-      { maxBytes: 64 * 1024 * 1024, maxEntries: 5 },
-    ];
+    const limits = [{ maxBytes: 64 * 1024 * 1024 }, { maxBytes: 1024 * 1024 }, { maxBytes: 64 * 1024 * 1024, maxEntries: 4 }, { maxBytes: 64 * 1024 * 1024, maxEntries: 5 }];
     const inPlace: boolean[] = [];
     const started = measuringThreadsStarted();
     for (const l of limits) {
@@ -252,10 +247,14 @@ describe('measureTree (writable quota)', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'f'), Buffer.alloc(64 * 1024, 1));
     const fired = await new Promise<unknown>((resolve) => {
-      const w = watchQuota({ hostPath: dir, maxBytes: 16 * 1024 }, (u) => {
-        w.stop();
-        resolve(u);
-      }, 20);
+      const w = watchQuota(
+        { hostPath: dir, maxBytes: 16 * 1024 },
+        (u) => {
+          w.stop();
+          resolve(u);
+        },
+        20,
+      );
     });
     expect(fired).toMatchObject({ over: true, violation: 'bytes' });
   });

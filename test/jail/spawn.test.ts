@@ -248,7 +248,7 @@ describe('spawnJail', () => {
       closeSync(fd2);
     }
     const ownFds = (): number => readdirSync('/proc/self/fd').length;
-    const listing = "for f in /proc/self/fd/*; do echo \"$f\"; done; cat /etc/passwd; grep '^Seccomp:' /proc/self/status";
+    const listing = 'for f in /proc/self/fd/*; do echo "$f"; done; cat /etc/passwd; grep \'^Seccomp:\' /proc/self/status';
     const first = await runInJail({ command: ['/bin/sh', '-c', listing] });
     const before = ownFds();
     for (let i = 0; i < 3; i++) {
@@ -260,7 +260,10 @@ describe('spawnJail', () => {
     expect(first.stdout).toContain('comis:x:1000:1000');
     expect(first.stdout).toMatch(/^Seccomp:\s+2$/m);
     // The jail holds stdio, the listing's own fd and the covers of fds the test runner leaked; no data fd.
-    const fds = first.stdout.split('\n').filter((l) => l.startsWith('/proc/self/fd/')).map((l) => Number(l.slice(14)));
+    const fds = first.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('/proc/self/fd/'))
+      .map((l) => Number(l.slice(14)));
     const covers = fds.filter((fd) => fd > 3);
     expect(fds.filter((fd) => fd <= 3)).toEqual([0, 1, 2, 3]);
     for (const fd of covers) expect(inheritableFdsAtStart).toContain(fd);

@@ -102,3 +102,86 @@ describe('the prefilter never changes a finding', () => {
     }
   });
 });
+
+/** Prose that no rule matches, in paragraphs: `chars` of it. */
+function filler(chars: number, paragraphLines = 4): string {
+  const line = 'The report lists each table with its owner, the refresh schedule and a short summary.\n';
+  let out = '';
+  for (let k = 1; out.length < chars; k++) out += k % paragraphLines === 0 ? `${line}\n` : line;
+  return out.slice(0, chars);
+}
+
+describe('derived views scanned in slices (no whole-view copy) find what the whole view does', () => {
+  const cases = Object.values(CASES)
+    .flatMap(({ tp }) => tp)
+    .map((c) => (typeof c === 'string' ? c : c.text));
+
+  it('rule cases with hiding tricks far apart in a long text, as Markdown and as a script', () => {
+    for (const [name, variant] of VARIANTS) {
+      // Changes (and so the views' windows) thousands of characters apart, and some close together.
+      let text = '';
+      cases.forEach((c, k) => {
+        text += `${variant(c)}\n\n${filler(k % 3 === 0 ? 9000 : 300)}`;
+      });
+      expect(() => same(text), name).not.toThrow();
+      expect(() => same(text, { kind: 'script', path: 'run.sh' }), `${name} script`).not.toThrow();
+    }
+  });
+
+  it('where a slice would cut what a rule reads: a sticky run, a long paragraph, a file-wide unit', () => {
+    const hidden = '\u200b';
+    // OBF_HEX_LONG's run (attemptStops) longer than any slice: the whole view decides.
+    same(`${filler(20000)}${hidden}s = "${'\\x41'.repeat(6000)}"\n${filler(20000)}`);
+    same(`${filler(20000)}s = "${'\\x41'.repeat(6000)}${hidden}"\n${filler(20000)}`);
+    same(`${filler(20000)}s = "${'0x41, '.repeat(3000)}${hidden}0x41"\n${filler(20000)}`);
+    // A dynamic-context fence line longer than a slice.
+    same(`${filler(20000)}${'`'.repeat(9000)}!${hidden}run\n${filler(20000)}`);
+    // Co-occurrence rules in one paragraph (no blank line) far longer than a slice.
+    // A co-occurrence rule's anchor and companions hidden, one paragraph apart by more than a slice.
+    const zeroWidth = VARIANTS.find(([name]) => name === 'zero-width')![1];
+    for (const rule of TEXT_RULES.filter((r) => r.kind === 'cooccur')) {
+      for (const c of CASES[rule.id]?.tp ?? []) {
+        const { text, kind, path } = typeof c === 'string' ? { text: c, kind: undefined, path: undefined } : c;
+        const hidden = zeroWidth(text);
+        const middle = hidden.indexOf(' ', hidden.length >> 1);
+        if (middle < 0) continue;
+        const spread = `${filler(3000)}${hidden.slice(0, middle)} ${filler(20000, 1_000_000).replace(/\n/g, ' ')}${hidden.slice(middle)}\n\n${filler(3000)}`;
+        expect(() => same(spread, { kind, path }), rule.id).not.toThrow();
+      }
+    }
+    const oneParagraph = filler(12000, 1_000_000);
+    for (const c of cases.filter((_, k) => k % 2 === 0)) {
+      same(`${oneParagraph}${c.replace(/ /g, `${hidden} `)}\n${oneParagraph}`);
+      same(`${oneParagraph}${hidden}\n${c}\n${oneParagraph}`, { kind: 'script', path: 'run.sh' });
+    }
+  });
+});
+
+describe('attemptStops', () => {
+  it('an attempt reads nothing after the first character outside the class (whatever follows it, the same result)', () => {
+    const sticky = TEXT_RULES.filter((r): r is PatternRule => r.kind === 'pattern' && r.attemptStops !== undefined);
+    expect(sticky.map((r) => r.id).sort()).toEqual(['EXEC_DYNAMIC_CONTEXT', 'OBF_HEX_LONG']);
+    const tails = ['', '\\x41'.repeat(30), '0x41, '.repeat(30), '\n', '!', '`'.repeat(5), ' run', '%41'.repeat(30), '\\u0041'.repeat(30)];
+    for (const rule of sticky) {
+      const y = new RegExp(rule.pattern.source, `${rule.pattern.flags}y`);
+      const stops = rule.attemptStops!;
+      const texts = [...(CASES[rule.id]?.tp ?? []), ...(CASES[rule.id]?.tn ?? [])].map((c) => (typeof c === 'string' ? c : c.text));
+      texts.push(rule.worstCase.repeat(40), `x ${'0x41, '.repeat(25)}0x41\n`, `\n${'`'.repeat(5)}! run\n`, `s = "${'\\u0041'.repeat(25)}" and %41%42`);
+      for (const text of texts) {
+        for (let p = 0; p < text.length; p++) {
+          stops.lastIndex = p;
+          const q = p + stops.exec(text)![0].length;
+          // A run to the end of the text: the scanner reads the whole view (nothing to compare).
+          if (q >= text.length) continue;
+          for (const tail of tails) {
+            y.lastIndex = p;
+            const whole = y.exec(text)?.[0];
+            y.lastIndex = p;
+            const cut = y.exec(text.slice(0, q + 1) + tail)?.[0];
+            expect(cut, `${rule.id} at ${p} of ${JSON.stringify(text.slice(0, 60))} + ${JSON.stringify(tail)}`).toBe(whole);
+          }
+        }
+      }
+    }
+  });
+});

@@ -285,12 +285,7 @@ export async function measureTree(root: string, limits: QuotaLimits = { maxBytes
  * {@link INLINE_WALK_ENTRIES}; 0: never) in place, and a larger one on the
  * measuring thread, which the first poll takes.
  */
-export function watchQuota(
-  quota: { hostPath: string } & QuotaLimits,
-  onExceeded: (usage: TreeUsage) => void,
-  intervalMs = 200,
-  options: { inlineEntries?: number } = {},
-): { stop(): void; check(): Promise<boolean> } {
+export function watchQuota(quota: { hostPath: string } & QuotaLimits, onExceeded: (usage: TreeUsage) => void, intervalMs = 200, options: { inlineEntries?: number } = {}): { stop(): void; check(): Promise<boolean> } {
   const inlineEntries = options.inlineEntries ?? INLINE_WALK_ENTRIES;
   let stopped = false;
   let fired = false;

@@ -11,6 +11,7 @@
 import { detectBase64, detectCharCodes, detectDownloadExec, detectHexPayload, detectHomoglyphs, detectHtmlComments, detectInvisibles, detectPadding, type DetectorInput, type InnerHit, type RawHit } from './detectors.js';
 import { analyzeMarkdown, computeLineStarts, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
 import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchContext } from './rules.js';
+import { CHECK_CONTEXT } from './rules/types.js';
 import { sentenceBefore } from './rules/fragments.js';
 import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
 import { escapeForDisplay } from './unicode.js';
@@ -432,8 +433,184 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
   };
   for (const view of views) {
     // Derived views only where they differ from the raw text; one trigger pass per view.
-    const ranges = scanWindows(view) ?? [[0, view.text.length] as [number, number]];
-    scanView(doc, view, candidateWindows(view.text, ranges, doc.prefilter), sink, ctxBase);
+    const ranges = scanWindows(view);
+    if (ranges && doc.prefilter) {
+      // In slices of the view around its windows, without building the whole view; when a
+      // rule could read past a slice (see scanViewInSlices), the whole view after all.
+      const hits: Collected[] = [];
+      if (scanViewInSlices(doc, view, ranges, hits, ctxBase)) {
+        for (const hit of hits) sink.add(hit);
+        continue;
+      }
+    }
+    scanView(doc, view, candidateWindows(view.text, ranges ?? [[0, view.text.length]], doc.prefilter), sink, ctxBase);
+  }
+}
+
+/** Characters of a view a slice holds beyond its windows (set on first use: every rule's reach and the checks' context). */
+let sliceContext: number | undefined;
+function sliceContextOf(): number {
+  if (sliceContext === undefined) {
+    let most = triggerMarginOf();
+    for (const c of COMPILED) most = Math.max(most, extentOf(c).back, extentOf(c).reach);
+    sliceContext = most + CHECK_CONTEXT + 64;
+  }
+  return sliceContext;
+}
+
+/** Thrown inside a slice scan when a rule could read outside the slice. */
+const OUTSIDE_SLICE = Symbol('outside the slice');
+
+/**
+ * Scans a derived view in its windows `ranges` (view offsets) as `scanView` over the
+ * whole view would, hit for hit and in the same order (into `hits`), reading only slices
+ * of it: each slice holds a group of windows and {@link sliceContextOf} characters on both
+ * sides, so triggers, every bounded rule's regex and every check (`CHECK_CONTEXT`) see the
+ * characters they would in the whole view; groups are far enough apart that no rule window
+ * spans two of them. Returns false (the caller scans the whole view) when something could
+ * depend on text outside a slice: a sticky rule's attempt that runs to a slice's end (see
+ * `attemptStops`), a sentence or paragraph that touches one, a file-wide unit.
+ */
+function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [number, number][], hits: Collected[], ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext): boolean {
+  const context = sliceContextOf();
+  const n = view.length;
+  const slices: { at: number; text: string; windows: (number[] | undefined)[]; units: Units; solid: number }[] = [];
+  for (let g = 0; g < ranges.length;) {
+    let h = g + 1;
+    while (h < ranges.length && ranges[h]![0] - ranges[h - 1]![1] < 3 * context) h += 1;
+    const at = Math.max(0, ranges[g]![0] - context);
+    const end = Math.min(n, ranges[h - 1]![1] + context);
+    const text = view.slice(at, end);
+    const local = ranges.slice(g, h).map(([lo, hi]) => [lo - at, hi - at] as [number, number]);
+    // Paragraph breaks are runs of line feeds and blanks, split left to right: the slice's split agrees
+    // with the view's from its first other character on (before it, a run may be split out of step).
+    let solid = 0;
+    while (solid < text.length && /[\n \t\r]/.test(text[solid]!)) solid += 1;
+    slices.push({ at, text, windows: candidateWindows(text, local, true), units: new Units(text), solid });
+    g = h;
+  }
+  const literalView = view.name === 'raw' || view.name === 'comments-stripped';
+  try {
+    for (let r = 0; r < COMPILED.length; r++) {
+      const c = COMPILED[r]!;
+      const rule = c.rule;
+      if (rule.kind === 'pattern') {
+        if (rule.literalViewsOnly && !literalView) continue;
+        if (rule.markdownOnly && doc.kind !== 'markdown') continue;
+        if (rule.scriptOnly && doc.kind !== 'script') continue;
+        if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
+      }
+      const resume = { at: 0 };
+      for (const slice of slices) {
+        const w = slice.windows[r];
+        if (!w) continue;
+        const { at, text, units, solid } = slice;
+        const bounded = (from: number, to: number, before: number, after: number): void => {
+          if ((at > 0 && from - before < 0) || (at + text.length < n && to + after > text.length)) throw OUTSIDE_SLICE;
+        };
+        if (rule.kind === 'pattern') {
+          execInSlice(c, slice.text, at, n, w, resume, (m, from, to) => {
+            bounded(from, to, CHECK_CONTEXT, CHECK_CONTEXT);
+            const { start, end } = toRawRange(view, at + from, at + to);
+            const ctx = ctxBase(view, m, start, end);
+            if (rule.regions && !rule.regions.includes(ctx.region)) return;
+            if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) return;
+            const verdict = rule.check ? rule.check(ctx) : true;
+            if (verdict === false) return;
+            const adjust = typeof verdict === 'object' ? verdict : {};
+            hits.push({ ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message });
+          });
+          continue;
+        }
+        const scope = doc.kind === 'markdown' || doc.kind === 'text' ? rule.scope : (rule.scriptScope ?? rule.scope);
+        if (scope === 'file' && (at > 0 || at + text.length < n)) throw OUTSIDE_SLICE;
+        const verdicts = new Map<number, boolean>();
+        execInSlice(c, text, at, n, w, resume, (_m, from, to) => {
+          bounded(from, to, CHECK_CONTEXT, 0);
+          if (rule.notAfter?.test(sentenceBefore(text, from))) return;
+          const [unitStart, unitEnd] = units.unitAt(scope, from);
+          // A unit is the view's only when the slice holds its paragraph, split in step with the view's, and what the sentence split looks at after it.
+          if (scope !== 'file') {
+            const [ps, pe] = units.unitAt('paragraph', from);
+            if ((at > 0 && ps <= solid) || (at + text.length < n && pe + 32 > text.length)) throw OUTSIDE_SLICE;
+          }
+          let ok = verdicts.get(unitStart);
+          if (ok === undefined) {
+            const unitText = text.slice(unitStart, unitEnd);
+            ok = rule.with.every((re) => re.test(unitText)) && !rule.unless?.test(unitText);
+            verdicts.set(unitStart, ok);
+          }
+          if (!ok) return;
+          const { start, end } = toRawRange(view, at + from, at + to);
+          hits.push({ ruleId: rule.id, start, end, view: view.name });
+        });
+      }
+    }
+  } catch (error) {
+    if (error === OUTSIDE_SLICE) return false;
+    throw error;
+  }
+  return true;
+}
+
+/**
+ * `execInWindows` over a slice `text` of a view (the slice starts at view offset `at`; the
+ * view is `n` long), with `resume` (view offset) carried from slice to slice. Throws
+ * OUTSIDE_SLICE when an attempt could read past the slice.
+ */
+function execInSlice(compiled: CompiledRule, text: string, at: number, n: number, windows: readonly number[], resume: { at: number }, onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
+  const c = extentOf(compiled);
+  const cut = at + text.length < n;
+  if (c.sticky) {
+    const stops = compiled.rule.kind === 'pattern' ? compiled.rule.attemptStops : undefined;
+    if (!stops) throw OUTSIDE_SLICE;
+    const y = c.sticky;
+    let runEnd = -1;
+    for (let k = 0; k < windows.length; k += 2) {
+      const to = windows[k + 1]!;
+      for (let p = Math.max(windows[k]!, resume.at - at); p <= to; p++) {
+        if (p >= runEnd) {
+          stops.lastIndex = p;
+          runEnd = p + stops.exec(text)![0].length;
+        }
+        // The attempt reads up to the first character outside `attemptStops`: it must be in the slice.
+        if (cut && runEnd >= text.length) throw OUTSIDE_SLICE;
+        y.lastIndex = p;
+        const m = y.exec(text);
+        if (!m || m[0].length === 0) continue;
+        const end = p + m[0].length;
+        onMatch(m, p, end);
+        resume.at = at + end;
+        p = end - 1;
+      }
+    }
+    return;
+  }
+  const re = compiled.re;
+  for (let k = 0; k < windows.length; k += 2) {
+    const from = Math.max(windows[k]!, resume.at - at);
+    const to = windows[k + 1]!;
+    if (from > to) continue;
+    if ((at > 0 && from - c.back < 0) || (cut && to + c.reach > text.length)) throw OUTSIDE_SLICE;
+    const sliceStart = Math.max(0, from - c.back);
+    const sliceEnd = Math.min(text.length, to + c.reach);
+    const slice = sliceStart === 0 && sliceEnd === text.length ? text : text.slice(sliceStart, sliceEnd);
+    re.lastIndex = from - sliceStart;
+    for (let m = re.exec(slice); m && m.index + sliceStart <= to; m = re.exec(slice)) {
+      const start = m.index + sliceStart;
+      if (m[0].length === 0) {
+        re.lastIndex = m.index + 1;
+        resume.at = at + start + 1;
+        continue;
+      }
+      const end = start + m[0].length;
+      resume.at = at + end;
+      const next = re.lastIndex;
+      m.index = start;
+      m.input = text;
+      onMatch(m, start, end);
+      re.lastIndex = next;
+    }
   }
 }
 

@@ -11,7 +11,8 @@ import type { ScanView } from './types.js';
 
 export interface TextView {
   name: ScanView;
-  text: string;
+  /** The whole view; a derived view may build it only when this is first read (see `slice`). */
+  readonly text: string;
   /** Map from view offsets to raw offsets; undefined means identity. */
   map?: ViewMap;
   /**
@@ -21,6 +22,25 @@ export interface TextView {
    * since everything else was already scanned in the raw view.
    */
   changes?: number[];
+  /** `text.length`, known without building the text. */
+  readonly length: number;
+  /** `text.slice(from, to)` (0 <= from <= to <= length), without building the whole text. */
+  slice(from: number, to: number): string;
+  /** True when `text.charCodeAt(offset)` is a line feed. */
+  isLineFeed(offset: number): boolean;
+}
+
+/** A view whose text is a string at hand. */
+export function plainView(name: ScanView, text: string, map?: ViewMap, changes?: number[]): TextView {
+  return {
+    name,
+    text,
+    map,
+    changes,
+    length: text.length,
+    slice: (from, to) => text.slice(from, to),
+    isLineFeed: (offset) => text.charCodeAt(offset) === 0x0a,
+  };
 }
 
 /**
@@ -70,10 +90,123 @@ export function toRawRange(view: TextView, from: number, to: number): { start: n
   return { start: rawStartOf(view, from), end: rawEndOf(view, last) };
 }
 
+/**
+ * The text of a normalized view, kept as its pieces: a piece is a string, or a range of the
+ * input view's text standing for its lower case (runs hold neither U+0130 nor U+03A3, so
+ * each code point's lower case is one of the same length, whatever surrounds it). The whole
+ * text is built only when read; `slice` builds just the part asked for, so a view scanned in
+ * windows costs the windows, not a text-sized copy.
+ */
+class LazyText {
+  /** View offset where each piece starts, plus the total length at the end. */
+  readonly starts: number[] = [0];
+  /** A string, or the input offset of a lower-cased range (its length from `starts`). */
+  readonly pieces: (string | number)[] = [];
+  /** Strings pushed since the last range, kept as one piece (a view of dense changes has one per character). */
+  private pending = '';
+  private size = 0;
+  private built: string | undefined;
+
+  constructor(private readonly input: TextView) {}
+
+  get length(): number {
+    return this.size;
+  }
+
+  pushText(text: string): void {
+    this.pending += text;
+    this.size += text.length;
+  }
+
+  pushLowerCased(from: number, to: number): void {
+    this.flush();
+    this.pieces.push(from);
+    this.size += to - from;
+    this.starts.push(this.size);
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.pieces.push(this.pending);
+    this.starts.push(this.size);
+    this.pending = '';
+  }
+
+  private pieceAt(offset: number): number {
+    const starts = this.starts;
+    let lo = 0;
+    let hi = starts.length - 2;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  text(): string {
+    this.flush();
+    if (this.built === undefined) {
+      const parts: string[] = [];
+      for (let k = 0; k < this.pieces.length; k++) {
+        const piece = this.pieces[k]!;
+        parts.push(typeof piece === 'string' ? piece : this.input.slice(piece, piece + this.starts[k + 1]! - this.starts[k]!).toLowerCase());
+      }
+      this.built = parts.join('');
+    }
+    return this.built;
+  }
+
+  slice(from: number, to: number): string {
+    this.flush();
+    if (this.built !== undefined) return this.built.slice(from, to);
+    if (to <= from) return '';
+    const parts: string[] = [];
+    for (let k = this.pieceAt(from); k < this.pieces.length && this.starts[k]! < to; k++) {
+      const start = this.starts[k]!;
+      const end = this.starts[k + 1]!;
+      const a = Math.max(from, start) - start;
+      const b = Math.min(to, end) - start;
+      const piece = this.pieces[k]!;
+      if (typeof piece === 'string') {
+        parts.push(piece.slice(a, b));
+        continue;
+      }
+      // One more code unit on each side (inside the run) keeps a surrogate pair at the cut whole.
+      const a1 = Math.max(0, a - 1);
+      const b1 = Math.min(end - start, b + 1);
+      parts.push(
+        this.input
+          .slice(piece + a1, piece + b1)
+          .toLowerCase()
+          .slice(a - a1, b - a1),
+      );
+    }
+    return parts.join('');
+  }
+
+  isLineFeed(offset: number): boolean {
+    this.flush();
+    if (this.built !== undefined) return this.built.charCodeAt(offset) === 0x0a;
+    if (offset < 0 || offset >= this.length) return false;
+    const k = this.pieceAt(offset);
+    const piece = this.pieces[k]!;
+    const at = offset - this.starts[k]!;
+    // Lower-casing neither makes nor removes a line feed.
+    return typeof piece === 'string' ? piece.charCodeAt(at) === 0x0a : this.input.isLineFeed(piece + at);
+  }
+}
+
 class MappedBuilder {
   private parts: string[] = [];
   private length = 0;
   private readonly map: ViewMap = { viewStart: [], rawStart: [], rawEnd: [] };
+  /** Set for a normalized view: pieces are kept, not joined (see LazyText). */
+  private readonly lazy: LazyText | undefined;
+
+  constructor(lazyInput?: TextView) {
+    this.lazy = lazyInput ? new LazyText(lazyInput) : undefined;
+  }
 
   private segment(viewStart: number, rawStart: number, rawEnd: number): void {
     this.map.viewStart.push(viewStart);
@@ -85,11 +218,12 @@ class MappedBuilder {
   push(text: string, rawStart: number, rawEnd: number): void {
     if (text.length === 0) return;
     this.segment(this.length, rawStart, rawEnd);
-    this.parts.push(text);
+    if (this.lazy) this.lazy.pushText(text);
+    else this.parts.push(text);
     this.length += text.length;
   }
 
-  /** Copies source[from, to) with its existing mapping. */
+  /** Copies source[from, to) with its existing mapping (lower-cased: only into a lazy builder over `source`). */
   pushRange(source: TextView, from: number, to: number, lowerCase = false): void {
     if (to <= from) return;
     const map = source.map;
@@ -101,7 +235,10 @@ class MappedBuilder {
         this.segment(this.length + (at - from), copied ? map.rawStart[k]! + (at - map.viewStart[k]!) : map.rawStart[k]!, map.rawEnd[k]!);
       }
     }
-    this.parts.push(lowerCase ? source.text.slice(from, to).toLowerCase() : source.text.slice(from, to));
+    if (this.lazy) {
+      if (lowerCase) this.lazy.pushLowerCased(from, to);
+      else this.lazy.pushText(source.slice(from, to));
+    } else this.parts.push(lowerCase ? source.slice(from, to).toLowerCase() : source.slice(from, to));
     this.length += to - from;
   }
 
@@ -110,7 +247,19 @@ class MappedBuilder {
   }
 
   build(name: ScanView, changes: number[]): TextView {
-    return { name, text: this.parts.join(''), map: this.map, changes };
+    const lazy = this.lazy;
+    if (!lazy) return plainView(name, this.parts.join(''), this.map, changes);
+    return {
+      name,
+      get text() {
+        return lazy.text();
+      },
+      map: this.map,
+      changes,
+      length: lazy.length,
+      slice: (from, to) => lazy.slice(from, to),
+      isLineFeed: (offset) => lazy.isLineFeed(offset),
+    };
   }
 }
 
@@ -192,8 +341,8 @@ function nextSpecial(text: string, from: number): number {
 
 export function normalizedView(input: TextView, name: ScanView): TextView & { differs: boolean } {
   const text = input.text;
-  if (ASCII_ONLY.test(text)) return { name, text: text.toLowerCase(), map: input.map, changes: input.changes, differs: false };
-  const builder = new MappedBuilder();
+  if (ASCII_ONLY.test(text)) return { ...plainView(name, text.toLowerCase(), input.map, input.changes), differs: false };
+  const builder = new MappedBuilder(input);
   const changes: number[] = [];
   const inherited = input.changes ?? [];
   // Runs are lower-cased one by one (a whole-text copy is one more text-sized string): they hold
@@ -247,7 +396,21 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
     changes.push(builder.size);
     k += 1;
   }
-  return { ...builder.build(name, changes), differs };
+  // Not a spread: that would read (and build) the text.
+  return Object.assign(builder.build(name, changes), { differs });
+}
+
+/**
+ * True when a normalized view's text is not its input's lower case. Without `differs`, every
+ * piece of the view is the lower case of the input text it stands for, and lower-casing is
+ * per code point except for U+03A3 (final or not: Unicode's Final_Sigma context), which the
+ * view lower-cases alone: so a text without it is its input's lower case, and only a text
+ * with it is built and compared.
+ */
+function differsFromLowerCase(view: TextView & { differs: boolean }, input: TextView): boolean {
+  if (view.differs) return true;
+  if (!input.text.includes('\u03a3')) return false;
+  return view.text !== input.text.toLowerCase();
 }
 
 /**
@@ -256,7 +419,7 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
  * the literal views only) are dropped.
  */
 export function buildViews(raw: string, withComments: boolean): TextView[] {
-  const rawView: TextView = { name: 'raw', text: raw };
+  const rawView = plainView('raw', raw);
   const views: TextView[] = [rawView];
   const stripped = withComments ? commentsStrippedView(rawView) : undefined;
   if (stripped) views.push(stripped);
@@ -265,10 +428,10 @@ export function buildViews(raw: string, withComments: boolean): TextView[] {
   if (!needsNormalizedView(raw)) return views;
   // A view that differs from the lower-cased text it came from is kept (`differs` says so without comparing).
   const normalized = normalizedView(rawView, 'normalized');
-  if (normalized.differs || normalized.text !== raw.toLowerCase()) views.push(normalized);
+  if (differsFromLowerCase(normalized, rawView)) views.push(normalized);
   if (stripped) {
     const normalizedStripped = normalizedView(stripped, 'normalized-comments-stripped');
-    if (normalizedStripped.differs || normalizedStripped.text !== stripped.text.toLowerCase()) views.push(normalizedStripped);
+    if (differsFromLowerCase(normalizedStripped, stripped)) views.push(normalizedStripped);
   }
   return views;
 }
@@ -283,18 +446,18 @@ const WINDOW_MARGIN = 1_000;
  */
 export function scanWindows(view: TextView): [number, number][] | undefined {
   if (!view.changes) return undefined;
-  const text = view.text;
-  const limit = text.length * 0.6;
+  const length = view.length;
+  const limit = length * 0.6;
   const windows: [number, number][] = [];
   let covered = 0;
   // Line-align a finished window, looking at most one margin further (long lines stay bounded).
   const close = (w: [number, number]): void => {
-    for (let k = 0; w[0] > 0 && k < WINDOW_MARGIN && text.charCodeAt(w[0] - 1) !== 0x0a; k++) w[0] -= 1;
-    for (let k = 0; w[1] < text.length && k < WINDOW_MARGIN && text.charCodeAt(w[1]) !== 0x0a; k++) w[1] += 1;
+    for (let k = 0; w[0] > 0 && k < WINDOW_MARGIN && !view.isLineFeed(w[0] - 1); k++) w[0] -= 1;
+    for (let k = 0; w[1] < length && k < WINDOW_MARGIN && !view.isLineFeed(w[1]); k++) w[1] += 1;
   };
   for (const change of view.changes) {
     const start = Math.max(0, change - WINDOW_MARGIN);
-    const end = Math.min(text.length, change + WINDOW_MARGIN);
+    const end = Math.min(length, change + WINDOW_MARGIN);
     const last = windows[windows.length - 1];
     if (last && start <= last[1] + WINDOW_MARGIN) {
       if (end > last[1]) {

@@ -69,6 +69,9 @@ export const EXEC_RULES: readonly Rule[] = [
     // A fence of any length: its first three characters are within 3 of the line start.
     triggers: ['!`', '```', '~~~'],
     lead: 3,
+    // Every part of both alternatives stops at a line break (`[^`\n]`, `[^\n]`, `$` under `m`,
+    // runs of backticks or tildes): an attempt reads no further than the end of its line.
+    attemptStops: /[^\n]*/y,
     markdownOnly: true,
     check: (ctx) => {
       if (ctx.match[0].startsWith('!`')) return ctx.region !== 'fenced-code' && ctx.region !== 'indented-code' && !ctx.inInlineCode(ctx.rawStart);

@@ -23,6 +23,9 @@ export const OBFUSCATION_RULES: readonly Rule[] = [
     triggers: ['\\x', '\\u00', '%', '0x'],
     // Every alternative starts with its trigger.
     lead: 0,
+    // Each alternative consumes only these characters (`i`: without `u`, no non-ASCII letter
+    // folds to an ASCII one), so an attempt fails or ends at the first character outside them.
+    attemptStops: /[\\0-9a-fA-FxXuU%,\s]*/y,
     worstCase: '\\x41\\x4',
   },
   {

@@ -6,7 +6,12 @@
 import type { ContentKind, ScanCategory, ScanRegion, ScanSeverity } from '../types.js';
 import type { TextView } from '../views.js';
 
-/** What a rule's `check` sees about one match. */
+/**
+ * What a rule's `check` sees about one match. `match.input` is the view's text or, in a
+ * derived view scanned in windows, a slice of it holding at least {@link CHECK_CONTEXT}
+ * characters on each side of the match (unless the view ends first): a check reads no
+ * further than that from the match (`match.index` is relative to `match.input`).
+ */
 export interface RuleMatchContext {
   match: RegExpExecArray;
   view: TextView;
@@ -21,6 +26,9 @@ export interface RuleMatchContext {
   /** True when a raw position sits inside a Markdown inline code span. */
   inInlineCode(position: number): boolean;
 }
+
+/** How far around its match (in `match.input`) a `check` or a co-occurrence rule's `notAfter` may read. */
+export const CHECK_CONTEXT = 1024;
 
 /** `false` drops the match; an object adjusts it. */
 export type RuleCheck = (ctx: RuleMatchContext) => boolean | { severity?: ScanSeverity; message?: string };
@@ -54,6 +62,14 @@ export interface PatternRule extends RuleBase {
    * a trigger it contains. Such a rule is tried at those positions only.
    */
   lead?: number;
+  /**
+   * For a rule with a `lead` (unbounded repetition): a class of characters such that a
+   * match attempt at position p inspects nothing after the first character at or after p
+   * outside this class (that character included). It lets a derived view be scanned in a
+   * slice of it: an attempt whose run reaches the slice's end is retried on the whole view.
+   * Without it, such a rule makes the scanner build the whole view.
+   */
+  attemptStops?: RegExp;
   /** Case-sensitive rules see only the raw and comments-stripped views. */
   literalViewsOnly?: boolean;
   /** Runs on Markdown content only. */
