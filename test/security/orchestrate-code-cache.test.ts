@@ -11,44 +11,19 @@
  * the same entry made private is used (the run dies with "pwn"), so "not used"
  * below means the privacy check held.
  */
-import { spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { repoRoot, runComis } from '../helpers/cli.js';
+import { codeCacheEntry, hostileCodeCache } from '../helpers/code-cache.js';
 import { makeHome } from '../helpers/orchestrate.js';
 
 const BUNDLE = join(repoRoot, 'dist/cli/fast-orchestrate.bundle.cjs');
 
-/** The entry comis wrote for this home after its first run (one per bundle and node). */
-function cacheEntry(home: string): string {
-  const names = readdirSync(join(home, 'cache')).filter((n) => /^orchestrate-[0-9a-f]{16}-v[\d.]+-\w+\.v8$/.test(n));
-  expect(names).toHaveLength(1);
-  return join(home, 'cache', names[0]!);
-}
-
-/** A code cache V8 accepts for the bundle, compiled from a same-length source whose wrapper throws "pwn" first thing. */
-function hostileEntry(): Buffer {
-  const source = readFileSync(BUNDLE, 'latin1');
-  const first = '\n"use strict";';
-  expect(source.indexOf(first)).toBeGreaterThan(0);
-  const hostile = source.replace(first, '\nthrow "pwn";;');
-  expect(hostile.length).toBe(source.length);
-  // In a plain node (the flags comis runs with), not this test worker: V8 rejects an entry made under other flags.
-  const made = spawnSync(
-    process.execPath,
-    ['-e', `const vm = require('node:vm'); const s = new vm.Script(require('node:fs').readFileSync(0, 'latin1'), { filename: ${JSON.stringify(BUNDLE)} }); process.stdout.write(s.createCachedData().toString('base64'));`],
-    {
-      input: Buffer.from(hostile, 'latin1'),
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  expect(made.status, made.stderr).toBe(0);
-  return Buffer.from(made.stdout, 'base64');
-}
+const cacheEntry = (home: string): string => codeCacheEntry(home, 'orchestrate');
+const hostileEntry = (): Buffer => hostileCodeCache(BUNDLE, 'latin1');
 
 describe('the orchestrate bundle trusts its code cache only when private', () => {
   it('control: a private planted entry is what runs (the run dies with "pwn"); one others may write (0666) is ignored and rewritten 0600', () => {

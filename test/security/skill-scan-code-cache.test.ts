@@ -10,13 +10,13 @@
  * replaced, at the same length, by `throw "pwn"`. Positive control: the same entry made
  * private is used (the run dies with "pwn"), so "not used" below means the privacy check held.
  */
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { repoRoot, runComis } from '../helpers/cli.js';
+import { codeCacheEntry, hostileCodeCache } from '../helpers/code-cache.js';
 import { tempDir } from '../helpers/temp.js';
 
 const BUNDLE = join(repoRoot, 'dist/cli/fast-skill-scan.bundle.cjs');
@@ -32,29 +32,8 @@ function setup(): { home: string; cwd: string } {
 
 const scan = (s: { home: string; cwd: string }) => runComis(['skill', 'scan', 'skills/s/SKILL.md', '--format', 'json'], { home: s.home, cwd: s.cwd });
 
-/** The entry comis wrote for this home after its first scan (one per bundle and node). */
-function cacheEntry(home: string): string {
-  const names = readdirSync(join(home, 'cache')).filter((n) => /^skill-scan-[0-9a-f]{16}-v[\d.]+-\w+\.v8$/.test(n));
-  expect(names).toHaveLength(1);
-  return join(home, 'cache', names[0]!);
-}
-
-/** A code cache V8 accepts for the bundle, compiled from a same-length source whose wrapper throws "pwn" first thing. */
-function hostileEntry(): Buffer {
-  const source = readFileSync(BUNDLE, 'utf8');
-  const first = '\n"use strict";';
-  expect(source.indexOf(first)).toBeGreaterThan(0);
-  const hostile = source.replace(first, '\nthrow "pwn";;');
-  expect(hostile.length).toBe(source.length);
-  // In a plain node (the flags comis compiles with), not this test worker: V8 rejects an entry made under other flags.
-  const made = spawnSync(
-    process.execPath,
-    ['-e', `const vm = require('node:vm'); const s = new vm.Script(require('node:fs').readFileSync(0, 'utf8'), { filename: ${JSON.stringify(BUNDLE)} }); process.stdout.write(s.createCachedData().toString('base64'));`],
-    { input: Buffer.from(hostile, 'utf8'), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-  );
-  expect(made.status, made.stderr).toBe(0);
-  return Buffer.from(made.stdout, 'base64');
-}
+const cacheEntry = (home: string): string => codeCacheEntry(home, 'skill-scan');
+const hostileEntry = (): Buffer => hostileCodeCache(BUNDLE, 'utf8');
 
 describe('the skill scan bundle trusts its code cache only when private', () => {
   it('control: a private planted entry is what runs (the run dies with "pwn"); one others may write (0666) is ignored and rewritten 0600', () => {
