@@ -164,11 +164,11 @@ parentPort.on('message', (m) => {
 });
 `;
 
-let measurersStarted = 0;
+let threadMeasurements = 0;
 
-/** Tests: how many measuring threads this process has started. */
-export function measuringThreadsStarted(): number {
-  return measurersStarted;
+/** Tests: how many measurements this process has asked of a measuring thread (a new or a pooled one). */
+export function measurementsOnThreads(): number {
+  return threadMeasurements;
 }
 
 /** A worker thread that measures trees, one request at a time. */
@@ -179,7 +179,6 @@ class Measurer {
   alive = true;
 
   constructor() {
-    measurersStarted += 1;
     this.worker.on('message', (u: TreeUsage) => this.settle(u));
     // A worker that died cannot vouch for anything: over.
     this.worker.on('error', () => {
@@ -207,6 +206,7 @@ class Measurer {
 
   measure(root: string, limits: QuotaLimits): Promise<TreeUsage> {
     if (this.pending) throw new Error('Measurer: one measurement at a time');
+    threadMeasurements += 1;
     return new Promise((resolve) => {
       this.pending = resolve;
       this.worker.postMessage({ root, maxBytes: limits.maxBytes, maxEntries: Math.min(limits.maxEntries ?? MAX_ENTRIES, Number.MAX_SAFE_INTEGER), maxDepth: MAX_DEPTH });
