@@ -215,6 +215,13 @@ export function regexExtent(re: RegExp): RegexExtent {
 /** A rule for the prefilter: its lower-case trigger literals. */
 export interface PrefilterRule {
   triggers: readonly string[];
+  /** Those of `triggers` that count only at a word start: where no ASCII word character ([A-Za-z0-9_]) precedes them. */
+  wordStart?: readonly string[];
+}
+
+/** True for the code units of ASCII word characters ([A-Za-z0-9_], what `\b` and `\w` see without the `u` flag). */
+function isWordCode(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
 }
 
 /**
@@ -238,7 +245,10 @@ export class TriggerAutomaton {
   private readonly next: Int32Array;
   /** Failure link of each state (the longest proper suffix that is a trie state). */
   private readonly fail: Int32Array;
-  /** For each state, the rules (indices) with a trigger ending here, and that trigger's length. */
+  /**
+   * For each state, the rules (indices) with a trigger ending here, and that trigger's length,
+   * negated for a word-start trigger (per rule the longest of each kind).
+   */
   private readonly outRules: Int32Array[];
   private readonly outLengths: Int32Array[];
 
@@ -258,10 +268,12 @@ export class TriggerAutomaton {
     }
     for (let c = 65; c <= 90; c++) classes[c] = classes[c + 32]!;
     const goto = new Int32Array(total * width);
-    const outs: (Map<number, number> | undefined)[] = [undefined]; // rule -> length of its longest trigger ending here
+    // Key rule * 2 (+1 for a word-start trigger) -> length of the rule's longest trigger of that kind ending here.
+    const outs: (Map<number, number> | undefined)[] = [undefined];
     const children: number[][] = [[]]; // per state: class, child, class, child...
     let states = 1;
     rules.forEach((rule, r) => {
+      for (const w of rule.wordStart ?? []) if (!rule.triggers.includes(w)) throw new Error(`word-start trigger ${JSON.stringify(w)} is not one of the rule's triggers`);
       for (const trigger of rule.triggers) {
         let s = 0;
         for (let k = 0; k < trigger.length; k++) {
@@ -276,7 +288,8 @@ export class TriggerAutomaton {
           s = goto[at]! - 1;
         }
         const out = (outs[s] ??= new Map());
-        out.set(r, Math.max(out.get(r) ?? 0, trigger.length));
+        const key = r * 2 + (rule.wordStart?.includes(trigger) ? 1 : 0);
+        out.set(key, Math.max(out.get(key) ?? 0, trigger.length));
       }
     });
     this.classes = classes;
@@ -303,8 +316,8 @@ export class TriggerAutomaton {
       }
     }
     const none = new Int32Array(0);
-    this.outRules = outs.map((m) => (m ? Int32Array.from(m.keys()) : none));
-    this.outLengths = outs.map((m) => (m ? Int32Array.from(m.values()) : none));
+    this.outRules = outs.map((m) => (m ? Int32Array.from(m.keys(), (key) => key >> 1) : none));
+    this.outLengths = outs.map((m) => (m ? Int32Array.from(m.entries(), ([key, len]) => (key & 1 ? -len : len)) : none));
   }
 
   /** The DFA transition from state `s` on class `c`, computed once (trie edge, else the failure state's). */
@@ -320,7 +333,9 @@ export class TriggerAutomaton {
 
   /**
    * Calls `hit(rule, start, end)` for every trigger occurrence in text[from, to)
-   * (for each rule, the longest of its triggers ending at `end`).
+   * (for each rule, the longest of its triggers ending at `end`, and the longest of its
+   * word-start triggers if that one is at a word start). A word-start trigger at
+   * text[0] counts: what precedes a slice of a view is unknown here.
    */
   scan(text: string, from: number, to: number, hit: (rule: number, start: number, end: number) => void): void {
     const { next, classes, width, outRules, outLengths } = this;
@@ -334,7 +349,11 @@ export class TriggerAutomaton {
       const rules = outRules[s]!;
       if (rules.length === 0) continue;
       const lengths = outLengths[s]!;
-      for (let k2 = 0; k2 < rules.length; k2++) hit(rules[k2]!, i + 1 - lengths[k2]!, i + 1);
+      for (let k2 = 0; k2 < rules.length; k2++) {
+        const len = lengths[k2]!;
+        if (len > 0) hit(rules[k2]!, i + 1 - len, i + 1);
+        else if (i + 1 + len === 0 || !isWordCode(text.charCodeAt(i + len))) hit(rules[k2]!, i + 1 + len, i + 1);
+      }
     }
   }
 }

@@ -81,7 +81,7 @@ const COMPILED: readonly CompiledRule[] = [...RULES.filter((r): r is PatternRule
   extent: undefined,
 }));
 /** The one pass over a view: every rule's triggers. Rules without triggers run over the whole view. */
-const AUTOMATON = new TriggerAutomaton(COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [] })));
+const AUTOMATON = new TriggerAutomaton(COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [], wordStart: c.rule.kind === 'pattern' ? c.rule.wordStartTriggers : undefined })));
 /** How far around a derived view's window triggers are looked for (every rule's extent: computed when a derived view is first scanned). */
 let triggerMargin: number | undefined;
 function triggerMarginOf(): number {

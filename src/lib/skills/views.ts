@@ -263,22 +263,164 @@ class MappedBuilder {
   }
 }
 
-/** The text with complete HTML comments removed (as the seed's step 1 does), mapped to raw. */
+/**
+ * A view whose text is ranges of one string laid end to end (the comments-stripped view: the
+ * raw text between comments): piece k is base[baseStarts[k], baseStarts[k] + viewStarts[k + 1]
+ * - viewStarts[k]). Read through this, the normalized view of it needs no text-sized copy.
+ */
+interface Ranged {
+  base: string;
+  /** View offset of each piece, plus the length at the end; no piece is empty. */
+  viewStarts: number[];
+  baseStarts: number[];
+}
+
+/** The pieces of the views made of ranges (a view's own field would be read by spreads and tests). */
+const RANGED = new WeakMap<TextView, Ranged>();
+
+function pieceOf(r: Ranged, offset: number): number {
+  const starts = r.viewStarts;
+  let lo = 0;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function rangedSlice(r: Ranged, from: number, to: number): string {
+  if (to <= from) return '';
+  const parts: string[] = [];
+  for (let k = pieceOf(r, from); k < r.viewStarts.length - 1 && r.viewStarts[k]! < to; k++) {
+    const start = r.viewStarts[k]!;
+    const offset = r.baseStarts[k]! - start;
+    parts.push(r.base.slice(Math.max(from, start) + offset, Math.min(to, r.viewStarts[k + 1]!) + offset));
+  }
+  return parts.length === 1 ? parts[0]! : parts.join('');
+}
+
+/**
+ * The text with complete HTML comments removed (as the seed's step 1 does), mapped to raw.
+ * Kept as the ranges between comments: the whole text is built only when `text` is read
+ * (the scan reads slices of it, and its normalized view reads it through its ranges).
+ */
 export function commentsStrippedView(raw: TextView): TextView | undefined {
   const text = raw.text;
   if (!text.includes('<!--')) return undefined;
   const spans = htmlCommentSpans(text);
   if (spans.length === 0) return undefined;
-  const builder = new MappedBuilder();
+  const map: ViewMap = { viewStart: [], rawStart: [], rawEnd: [] };
+  const ranged: Ranged = { base: text, viewStarts: [], baseStarts: [] };
   const changes: number[] = [];
+  let size = 0;
+  const push = (from: number, to: number): void => {
+    if (to <= from) return;
+    map.viewStart.push(size);
+    map.rawStart.push(from);
+    map.rawEnd.push(-1);
+    ranged.viewStarts.push(size);
+    ranged.baseStarts.push(from);
+    size += to - from;
+  };
   let from = 0;
   for (const [open, end] of spans) {
-    builder.pushRange(raw, from, open);
-    changes.push(builder.size);
+    push(from, open);
+    changes.push(size);
     from = end;
   }
-  builder.pushRange(raw, from, text.length);
-  return builder.build('comments-stripped', changes);
+  push(from, text.length);
+  ranged.viewStarts.push(size);
+  let built: string | undefined;
+  const view: TextView = {
+    name: 'comments-stripped',
+    get text() {
+      built ??= rangedSlice(ranged, 0, size);
+      return built;
+    },
+    map,
+    changes,
+    length: size,
+    slice: (a, b) => (built !== undefined ? built.slice(a, b) : rangedSlice(ranged, a, b)),
+    isLineFeed: (offset) => {
+      if (offset < 0 || offset >= size) return false;
+      const k = pieceOf(ranged, offset);
+      return text.charCodeAt(ranged.baseStarts[k]! + offset - ranged.viewStarts[k]!) === 0x0a;
+    },
+  };
+  RANGED.set(view, ranged);
+  return view;
+}
+
+/** What the normalized view reads of its input's text: `charCodeAt`, `codePointAt`, `slice` and {@link nextSpecial}. */
+interface Source {
+  length: number;
+  code(offset: number): number;
+  point(offset: number): number;
+  slice(from: number, to: number): string;
+  nextSpecial(from: number): number;
+  asciiOnly(): boolean;
+}
+
+function stringSource(text: string): Source {
+  return {
+    length: text.length,
+    code: (offset) => text.charCodeAt(offset),
+    point: (offset) => text.codePointAt(offset)!,
+    slice: (from, to) => text.slice(from, to),
+    nextSpecial: (from) => nextSpecial(text, from),
+    asciiOnly: () => ASCII_ONLY.test(text),
+  };
+}
+
+/** The same reads over a view made of ranges, offset by offset as over its whole text (a surrogate pair split by a removed comment is one code point, as in the text). */
+function rangedSource(r: Ranged): Source {
+  const length = r.viewStarts[r.viewStarts.length - 1]!;
+  const code = (offset: number): number => {
+    if (offset < 0 || offset >= length) return NaN;
+    const k = pieceOf(r, offset);
+    return r.base.charCodeAt(r.baseStarts[k]! + offset - r.viewStarts[k]!);
+  };
+  const point = (offset: number): number => {
+    const c = code(offset);
+    if (c >= 0xd800 && c <= 0xdbff && offset + 1 < length) {
+      const d = code(offset + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) return (c - 0xd800) * 0x400 + (d - 0xdc00) + 0x10000;
+    }
+    return c;
+  };
+  return {
+    length,
+    code,
+    point,
+    slice: (from, to) => rangedSlice(r, from, to),
+    nextSpecial: (from) => {
+      // nextSpecial over the ranges: ASCII is skipped range by range, the rest read through `point`.
+      let k = pieceOf(r, from);
+      let p = from;
+      while (p < length) {
+        while (r.viewStarts[k + 1]! <= p) k += 1;
+        const end = r.viewStarts[k + 1]!;
+        const offset = r.baseStarts[k]! - r.viewStarts[k]!;
+        while (p < end && r.base.charCodeAt(p + offset) < 0x80) p += 1;
+        if (p >= end) continue;
+        const cp = point(p);
+        const width = cp > 0xffff ? 2 : 1;
+        if (cp === 0x3a3 || cp === 0x130 || changesUnderNormalization(cp)) return p;
+        if (p + width < length && code(p + width) >= 0x300 && isCombiningMark(point(p + width))) return p;
+        p += width;
+      }
+      return length;
+    },
+    asciiOnly: () => {
+      for (let k = 0; k < r.viewStarts.length - 1; k++) {
+        const from = r.baseStarts[k]!;
+        if (!ASCII_ONLY.test(r.base.slice(from, from + r.viewStarts[k + 1]! - r.viewStarts[k]!))) return false;
+      }
+      return true;
+    },
+  };
 }
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
@@ -340,8 +482,26 @@ function nextSpecial(text: string, from: number): number {
 }
 
 export function normalizedView(input: TextView, name: ScanView): TextView & { differs: boolean } {
-  const text = input.text;
-  if (ASCII_ONLY.test(text)) return { ...plainView(name, text.toLowerCase(), input.map, input.changes), differs: false };
+  const ranged = RANGED.get(input);
+  const text = ranged ? rangedSource(ranged) : stringSource(input.text);
+  if (text.asciiOnly()) {
+    if (!ranged) return { ...plainView(name, input.text.toLowerCase(), input.map, input.changes), differs: false };
+    // The lower case of ASCII keeps every offset: built only if read.
+    let built: string | undefined;
+    return {
+      name,
+      get text() {
+        built ??= input.text.toLowerCase();
+        return built;
+      },
+      map: input.map,
+      changes: input.changes,
+      length: input.length,
+      slice: (from, to) => (built !== undefined ? built.slice(from, to) : input.slice(from, to).toLowerCase()),
+      isLineFeed: (offset) => input.isLineFeed(offset),
+      differs: false,
+    };
+  }
   const builder = new MappedBuilder(input);
   const changes: number[] = [];
   const inherited = input.changes ?? [];
@@ -352,7 +512,7 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
   let k = 0;
   let i = 0;
   while (i < text.length) {
-    const j = nextSpecial(text, i);
+    const j = text.nextSpecial(i);
     if (j > i) {
       while (k < inherited.length && inherited[k]! < j) changes.push(builder.size + Math.max(0, inherited[k++]! - i));
       builder.pushRange(input, i, j, true);
@@ -364,7 +524,7 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
       k += 1;
     }
     changes.push(builder.size);
-    const cp = text.codePointAt(i)!;
+    const cp = text.point(i);
     const width = cp > 0xffff ? 2 : 1;
     if (isTagCharacter(cp)) {
       const ascii = cp - 0xe0000;
@@ -380,7 +540,7 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
     }
     let j2 = i + width;
     while (j2 < text.length) {
-      const after = text.codePointAt(j2)!;
+      const after = text.point(j2);
       if (!isCombiningMark(after)) break;
       j2 += after > 0xffff ? 2 : 1;
     }
@@ -409,7 +569,9 @@ export function normalizedView(input: TextView, name: ScanView): TextView & { di
  */
 function differsFromLowerCase(view: TextView & { differs: boolean }, input: TextView): boolean {
   if (view.differs) return true;
-  if (!input.text.includes('\u03a3')) return false;
+  // A view made of ranges of a text holds no character that text lacks: no need to build it to know.
+  const ranged = RANGED.get(input);
+  if (!(ranged ? ranged.base : input.text).includes('\u03a3')) return false;
   return view.text !== input.text.toLowerCase();
 }
 

@@ -12,6 +12,8 @@ export const DESTRUCTIVE_RULES: readonly Rule[] = [
     pattern:
       /\brm\s{1,8}(?:-[a-z]{1,6}\s{1,8}){0,3}(?:-[a-z]{0,5}(?:r[a-z]{0,4}f|f[a-z]{0,4}r)[a-z]{0,3}|--recursive\s{1,8}--force|--force\s{1,8}--recursive)\s{1,8}(?:--no-preserve-root\s{1,8})?["']?(?:\/(?=["'\s*]|$)|\/\*|~|\$\{?home\b|\/home\b|\/users\b|\*(?=\s|$))/gim,
     triggers: ['rm '],
+    // `\brm`: not `form `, `term `.
+    wordStartTriggers: ['rm '],
     worstCase: 'rm -rf rm ',
   },
 ];

@@ -35,6 +35,8 @@ export const ENV_RULES: readonly Rule[] = [
     pattern:
       /(?:^|[\s;&|(`$])(?:env|printenv|set|export\s{1,4}-p|declare\s{1,4}-x|(?:Get-ChildItem|gci|ls|dir)\s{1,4}env:)\s{0,8}\|\s{0,8}(?:curl|wget|nc|ncat|netcat|base64|xxd|gzip|openssl|ssh|socat|tee|python[23]?|node)\b|\b(?:json\.dumps|str|repr)\s{0,4}\(\s{0,4}(?:dict\s{0,4}\(\s{0,4})?os\.environ\s{0,4}\)|\bJSON\.stringify\s{0,4}\(\s{0,4}process\.env\s{0,4}[,)]/gim,
     triggers: ['env', 'set', 'declare'],
+    // `set` and `declare` follow `^` or one of `\s;&|(`$`; `env` does not (`printenv`).
+    wordStartTriggers: ['set', 'declare'],
     worstCase: 'env |env | ',
   },
   {

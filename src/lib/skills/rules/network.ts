@@ -41,6 +41,8 @@ export const NETWORK_RULES: readonly Rule[] = [
     ),
     // One per alternative, the rarest literal each contains (`>&` rather than `-i` for `sh -i >&`).
     triggers: ['/dev/', 'nc', 'netcat', 'socat', 'mkfifo', 'dup2', 'pty.spawn', '>&'],
+    // `\b(?:nc|ncat|netcat)\b` (and after `mkfifo`): not the `nc` of `once`, `function`, `sync`.
+    wordStartTriggers: ['nc'],
     worstCase: 'nc nc -x mkfifo ',
   },
   {
@@ -183,6 +185,8 @@ export const NETWORK_RULES: readonly Rule[] = [
       /\b(?:requests|httpx|session|client)\.(?:post|put|patch)\s{0,4}\(|\bRequest\s{0,4}\([^;]{0,300}?\bdata\s{0,2}=\s{0,2}[\w(]|\bfetch\s{0,4}\([^\n]{0,200}?\bmethod\s{0,2}:\s{0,2}["'](?:POST|PUT)["']|\baxios\.(?:post|put)\s{0,4}\(/gi,
     scriptOnly: true,
     triggers: ['post', 'put', 'patch', 'request', 'fetch'],
+    // After `\b`, `\.` or a quote in every alternative: not `input`, `output`, `dispatch`.
+    wordStartTriggers: ['post', 'put', 'patch', 'request', 'fetch'],
     worstCase: 'requests.post( Request(x data=',
   },
   {

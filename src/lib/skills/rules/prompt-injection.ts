@@ -25,7 +25,9 @@ export const PROMPT_INJECTION_RULES: readonly Rule[] = [
     help: 'Legitimate skills do not negotiate with their reviewers. Remove the text and re-review the skill.',
     pattern:
       /\b(?:expected|correct|intended|required)\s{1,4}(?:verdict|classification|result|outcome|rating)\s{1,4}(?:is|=|:)\s{0,4}["']?(?:safe|benign|clean|pass|harmless)\b|\bdo\s{1,4}not\s{1,4}flag(?:\s{1,4}(?:this|it)\b|\s{0,2}[.!]|\s{0,2}$)|\b(?:note|message|instructions?)\s{1,4}(?:to|for)\s{1,4}(?:the\s{1,4})?(?:ai\s{1,4}|llm\s{1,4}|automated\s{1,4}|security\s{1,4})?(?:reviewers?|scanners?|auditors?|judges?|classifiers?|moderators?)\b|\b(?:reviewer|scanner|auditor|judge|classifier)\s{1,4}(?:context|note|instructions?)\s{0,2}:|\b(?:this|the)\s{1,4}(?:content|file|skill|code)\s{1,4}is\s{1,4}(?:benign|safe)\s{1,4}by\s{1,4}design\b/gim,
-    triggers: ['verdict', 'classification', 'result', 'outcome', 'rating', 'flag', 'reviewer', 'scanner', 'auditor', 'judge', 'classifier', 'moderator', 'by design'],
+    triggers: ['verdict', 'classification', 'result', 'outcome', 'rating', 'flag', 'reviewer', 'scanner', 'auditor', 'judge', 'classifier', 'moderator', 'design'],
+    // Each follows `\s{1,4}` in the pattern: not `generating`, `results` in `getresult`.
+    wordStartTriggers: ['verdict', 'classification', 'result', 'outcome', 'rating'],
     worstCase: 'expected verdict expected ',
   },
   {

@@ -57,6 +57,14 @@ export interface PatternRule extends RuleBase {
    */
   triggers?: readonly string[];
   /**
+   * Those of `triggers` that every match containing them contains at a word start
+   * (no ASCII word character [A-Za-z0-9_] before them, as `\bnc` or `\.put` require):
+   * an occurrence inside a word (`nc` in `once`) does not open a window. Sound only
+   * if every match contains a trigger outside this list anywhere, or one of these at
+   * a word start.
+   */
+  wordStartTriggers?: readonly string[];
+  /**
    * Required when the pattern has unbounded repetition (its match length has no
    * bound): every match starts at most this many characters before the start of
    * a trigger it contains. Such a rule is tried at those positions only.
