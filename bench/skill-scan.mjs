@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { closeFinalFence } from './lib/close-fence.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const corpus = process.env.COMIS_SKILL_CORPUS ?? join(root, '..', 'shared', 'corpus', 'skills');
 const bin = join(root, 'bin', 'comis.js');
@@ -60,28 +62,7 @@ const benignDir = join(corpus, 'benign');
 const benign = readdirSync(benignDir)
   .sort()
   .map((f) => readFileSync(join(benignDir, f), 'utf8'));
-/**
- * A file that ends inside a code fence it never closes (CommonMark: the block runs to the end of
- * the document) would turn the next file of a plain concatenation into code, so the concatenated
- * text would be other documents than the files (awesome-copilot's az-cost-optimize does: its
- * findings differed only there). Each such file gets its closing fence before the join.
- */
-function closed(text) {
-  const last = analyzeMarkdown(text)
-    .spans.filter((s) => s.region === 'fenced-code')
-    .at(-1);
-  if (!last || last.end !== text.length) return text;
-  const lines = text.slice(last.start).split('\n');
-  const marker = /^ {0,3}(`{3,}|~{3,})/.exec(lines[0])[1];
-  const tail =
-    lines
-      .slice(1)
-      .filter((l) => l.trim() !== '')
-      .at(-1)
-      ?.trim() ?? '';
-  const closes = tail.length >= marker.length && tail[0] === marker[0] && /^(`+|~+)$/.test(tail);
-  return closes ? text : `${text}\n${marker}`;
-}
+const closed = (text) => closeFinalFence(text, analyzeMarkdown);
 const concatenated = benign.map(closed).join('\n\n');
 const bytes = Buffer.byteLength(concatenated);
 scanSkillContent(concatenated); // warm-up (JIT, regex compilation)

@@ -11,6 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
+import { closeFinalFence } from './close-fence.mjs';
+
 const here = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const before = process.env.BENCH_BEFORE_ROOT;
 if (!before) {
@@ -26,22 +28,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'skill-scan-same-'));
 await build({ entryPoints: [join(here, 'test/skills/rule-cases.ts')], bundle: true, format: 'esm', outfile: join(tmp, 'rule-cases.mjs'), logLevel: 'error' });
 const { CASES } = await import(join(tmp, 'rule-cases.mjs'));
 rmSync(tmp, { recursive: true, force: true });
-function closed(text) {
-  const last = analyzeMarkdown(text)
-    .spans.filter((s) => s.region === 'fenced-code')
-    .at(-1);
-  if (!last || last.end !== text.length) return text;
-  const lines = text.slice(last.start).split('\n');
-  const marker = /^ {0,3}(`{3,}|~{3,})/.exec(lines[0])[1];
-  const tail =
-    lines
-      .slice(1)
-      .filter((l) => l.trim() !== '')
-      .at(-1)
-      ?.trim() ?? '';
-  const closes = tail.length >= marker.length && tail[0] === marker[0] && /^(`+|~+)$/.test(tail);
-  return closes ? text : `${text}\n${marker}`;
-}
+const closed = (text) => closeFinalFence(text, analyzeMarkdown);
 const out = (...xs) => process.stdout.write(`${xs.join(' ')}\n`);
 const files = [];
 for (const d of ['benign', 'malicious']) for (const f of readdirSync(join(corpus, d)).sort()) files.push([`${d}/${f}`, readFileSync(join(corpus, d, f), 'utf8')]);

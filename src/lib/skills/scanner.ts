@@ -461,6 +461,17 @@ function sliceContextOf(): number {
 /** Thrown inside a slice scan when a rule could read outside the slice. */
 const OUTSIDE_SLICE = Symbol('outside the slice');
 
+/** A pattern rule's match at raw [start, end), as a finding, or undefined where its region, a script comment line or its check rules it out. */
+function patternHit(rule: PatternRule, doc: Document, view: TextView, ctx: RuleMatchContext, start: number, end: number): Collected | undefined {
+  if (rule.regions && !rule.regions.includes(ctx.region)) return undefined;
+  // A command on a comment line of a script is never executed by it (unlike Markdown, which the model reads whole).
+  if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) return undefined;
+  const verdict = rule.check ? rule.check(ctx) : true;
+  if (verdict === false) return undefined;
+  const adjust = typeof verdict === 'object' ? verdict : {};
+  return { ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message };
+}
+
 /**
  * Scans a derived view in its windows `ranges` (view offsets) as `scanView` over the
  * whole view would, hit for hit and in the same order (into `hits`), reading only slices
@@ -512,13 +523,8 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
           execInSlice(c, slice.text, at, n, w, resume, (m, from, to) => {
             bounded(from, to, CHECK_CONTEXT, CHECK_CONTEXT);
             const { start, end } = toRawRange(view, at + from, at + to);
-            const ctx = ctxBase(view, m, start, end);
-            if (rule.regions && !rule.regions.includes(ctx.region)) return;
-            if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) return;
-            const verdict = rule.check ? rule.check(ctx) : true;
-            if (verdict === false) return;
-            const adjust = typeof verdict === 'object' ? verdict : {};
-            hits.push({ ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message });
+            const hit = patternHit(rule, doc, view, ctxBase(view, m, start, end), start, end);
+            if (hit) hits.push(hit);
           });
           continue;
         }
@@ -630,14 +636,8 @@ function scanView(doc: Document, view: TextView, windows: readonly (number[] | u
       if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
       execInWindows(c, text, w, (m, from, to) => {
         const { start, end } = toRawRange(view, from, to);
-        const ctx = ctxBase(view, m, start, end);
-        if (rule.regions && !rule.regions.includes(ctx.region)) return;
-        // A command on a comment line of a script is never executed by it (unlike Markdown, which the model reads whole).
-        if (doc.kind === 'script' && INERT_IN_COMMENTS.has(rule.category) && isScriptCommentLine(doc.raw, start)) return;
-        const verdict = rule.check ? rule.check(ctx) : true;
-        if (verdict === false) return;
-        const adjust = typeof verdict === 'object' ? verdict : {};
-        sink.add({ ruleId: rule.id, start, end, view: view.name, severity: adjust.severity, message: adjust.message });
+        const hit = patternHit(rule, doc, view, ctxBase(view, m, start, end), start, end);
+        if (hit) sink.add(hit);
       });
       continue;
     }
