@@ -132,49 +132,7 @@ function candidateWindows(text: string, ranges: readonly (readonly [number, numb
  * `match.input` are those of the whole text.
  */
 function execInWindows(compiled: CompiledRule, text: string, windows: readonly number[], onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
-  let resume = 0;
-  const c = extentOf(compiled);
-  if (c.sticky) {
-    const y = c.sticky;
-    for (let k = 0; k < windows.length; k += 2) {
-      const to = windows[k + 1]!;
-      for (let p = Math.max(windows[k]!, resume); p <= to; p++) {
-        y.lastIndex = p;
-        const m = y.exec(text);
-        if (!m || m[0].length === 0) continue;
-        const end = p + m[0].length;
-        onMatch(m, p, end);
-        resume = end;
-        p = end - 1;
-      }
-    }
-    return;
-  }
-  const re = compiled.re;
-  for (let k = 0; k < windows.length; k += 2) {
-    const from = Math.max(windows[k]!, resume);
-    const to = windows[k + 1]!;
-    if (from > to) continue;
-    const sliceStart = Math.max(0, from - c.back);
-    const sliceEnd = Math.min(text.length, to + c.reach);
-    const slice = sliceStart === 0 && sliceEnd === text.length ? text : text.slice(sliceStart, sliceEnd);
-    re.lastIndex = from - sliceStart;
-    for (let m = re.exec(slice); m && m.index + sliceStart <= to; m = re.exec(slice)) {
-      const start = m.index + sliceStart;
-      if (m[0].length === 0) {
-        re.lastIndex = m.index + 1;
-        resume = start + 1;
-        continue;
-      }
-      const end = start + m[0].length;
-      resume = end;
-      const next = re.lastIndex;
-      m.index = start;
-      m.input = text;
-      onMatch(m, start, end);
-      re.lastIndex = next;
-    }
-  }
+  execInSlice(compiled, text, 0, text.length, windows, { at: 0 }, onMatch);
 }
 
 const SHELL_LANGS = new Set(['', 'sh', 'bash', 'shell', 'zsh', 'console', 'shellsession', 'terminal', 'ksh', 'fish', 'powershell', 'ps1', 'pwsh', 'bat', 'cmd', 'text', 'txt', 'plaintext']);
@@ -560,27 +518,31 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
 }
 
 /**
- * `execInWindows` over a slice `text` of a view (the slice starts at view offset `at`; the
- * view is `n` long), with `resume` (view offset) carried from slice to slice. Throws
- * OUTSIDE_SLICE when an attempt could read past the slice.
+ * A rule's regex over its windows of a slice `text` of a view (the slice starts at view offset
+ * `at`; the view is `n` long), with `resume` (view offset) carried from slice to slice. Throws
+ * OUTSIDE_SLICE when an attempt could read past the slice (never for the whole view:
+ * {@link execInWindows}).
  */
 function execInSlice(compiled: CompiledRule, text: string, at: number, n: number, windows: readonly number[], resume: { at: number }, onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
   const c = extentOf(compiled);
   const cut = at + text.length < n;
   if (c.sticky) {
+    // In a cut slice an attempt reads up to the first character outside `attemptStops`: it must be in the slice.
+    // Only the whole view (execInWindows, or one slice that is all of it) needs no stops.
     const stops = compiled.rule.kind === 'pattern' ? compiled.rule.attemptStops : undefined;
-    if (!stops) throw OUTSIDE_SLICE;
+    if (!stops && (at > 0 || cut)) throw OUTSIDE_SLICE;
     const y = c.sticky;
     let runEnd = -1;
     for (let k = 0; k < windows.length; k += 2) {
       const to = windows[k + 1]!;
       for (let p = Math.max(windows[k]!, resume.at - at); p <= to; p++) {
-        if (p >= runEnd) {
-          stops.lastIndex = p;
-          runEnd = p + stops.exec(text)![0].length;
+        if (stops && cut) {
+          if (p >= runEnd) {
+            stops.lastIndex = p;
+            runEnd = p + stops.exec(text)![0].length;
+          }
+          if (runEnd >= text.length) throw OUTSIDE_SLICE;
         }
-        // The attempt reads up to the first character outside `attemptStops`: it must be in the slice.
-        if (cut && runEnd >= text.length) throw OUTSIDE_SLICE;
         y.lastIndex = p;
         const m = y.exec(text);
         if (!m || m[0].length === 0) continue;
