@@ -57,16 +57,19 @@ export interface ViewMap {
   rawEnd: number[];
 }
 
-function segmentAt(map: ViewMap, offset: number): number {
-  const starts = map.viewStart;
+/** The last index in [0, hi] whose start is <= offset (0 when none is): a binary search of ascending starts. */
+function lastStartAtOrBefore(starts: readonly number[], hi: number, offset: number): number {
   let lo = 0;
-  let hi = starts.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
     if (starts[mid]! <= offset) lo = mid;
     else hi = mid - 1;
   }
   return lo;
+}
+
+function segmentAt(map: ViewMap, offset: number): number {
+  return lastStartAtOrBefore(map.viewStart, map.viewStart.length - 1, offset);
 }
 
 function rawStartOf(view: TextView, i: number): number {
@@ -279,15 +282,7 @@ interface Ranged {
 const RANGED = new WeakMap<TextView, Ranged>();
 
 function pieceOf(r: Ranged, offset: number): number {
-  const starts = r.viewStarts;
-  let lo = 0;
-  let hi = starts.length - 2;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+  return lastStartAtOrBefore(r.viewStarts, r.viewStarts.length - 2, offset);
 }
 
 function rangedSlice(r: Ranged, from: number, to: number): string {
