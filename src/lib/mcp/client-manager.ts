@@ -14,7 +14,8 @@
  * the script's to trigger); its later calls fail at once with the same code.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod/v4';
 
 import type { McpServerConfig } from '../config/mcp-schema.js';
 import { registerSecret } from '../redact/output-guard.js';
@@ -51,6 +52,8 @@ export interface McpClientsOptions {
 interface Connection {
   client: Client;
   transport: { close(): Promise<void> };
+  /** What `tools/call` results are checked with (fast-reply.ts). */
+  resultSchema: z.ZodType<CallToolResult>;
   stdio?: ReapedStdioTransport;
   tools?: Promise<Tool[]>;
   failed?: McpClientError;
@@ -96,9 +99,22 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
   const connections = new Map<string, Promise<Connection>>();
   let closed = false;
   const settled = new Map<string, Connection>();
+  /** Connections whose start succeeded: a call on one needs no promise hop through connect(). */
+  const opened = new Map<string, Connection>();
+  /** What connect() would resolve with, when that is known now (the run is on, the server started and has not failed). */
+  const ready = (name: string): Connection | undefined => {
+    const c = closed ? undefined : opened.get(name);
+    return c && !c.failed ? c : undefined;
+  };
 
   async function open(name: string, config: McpServerConfig): Promise<Connection> {
-    const [{ Client }, { deserializeMessage }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/shared/stdio.js')]);
+    const [{ Client }, { deserializeMessage }, { CallToolResultSchema }, { z }, { replyDeserializer, callToolResultSchema }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/shared/stdio.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+      import('zod/v4'),
+      import('./fast-reply.js'),
+    ]);
     const client = new Client({ name: 'comis', version: '0.1.0' }, { capabilities: {} });
     let transport: { close(): Promise<void> };
     let stdio: ReapedStdioTransport | undefined;
@@ -120,7 +136,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
           maxTotalBytes: MCP_MAX_TOTAL_BYTES,
           ...(options.noPidNamespace ? { noPidNamespace: true } : {}),
         },
-        deserializeMessage,
+        replyDeserializer(deserializeMessage),
       );
       transport = stdio;
     } else {
@@ -132,7 +148,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
         fetch: boundedFetch(profile.maxResponseBytes + FRAME_SLACK_BYTES),
       });
     }
-    const conn: Connection = { client, transport, ...(stdio ? { stdio } : {}) };
+    const conn: Connection = { client, transport, resultSchema: callToolResultSchema(z, CallToolResultSchema), ...(stdio ? { stdio } : {}) };
     settled.set(name, conn);
     client.onerror = (err) => {
       if (err && (err as Error).name === 'McpOutputTooLargeError') conn.failed ??= new McpClientError('mcp_output_too_large', `mcp server "${name}": ${(err as Error).message}; it was stopped for the rest of the run`);
@@ -151,6 +167,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
         timedOut ? `mcp server "${name}" did not answer initialize within ${config.startupTimeoutMs} ms (mcp.servers.${name}.startupTimeoutMs)` : `mcp server "${name}" did not start: ${scrubUrl(name, shortReason(err))}`,
       );
     }
+    opened.set(name, conn);
     return conn;
   }
 
@@ -232,9 +249,10 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       }
     },
     async callTool(server, tool, args) {
-      const conn = await connect(server);
+      const conn = ready(server) ?? (await connect(server));
       try {
-        return await request(server, (o) => conn.client.callTool({ name: tool, arguments: args }, undefined, o));
+        // The schema's type is the SDK's own result type; the SDK's parameter names only its two schema objects.
+        return await request(server, (o) => conn.client.callTool({ name: tool, arguments: args }, conn.resultSchema as never, o));
       } catch (err) {
         throw translate(server, err, conn);
       }
