@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod/v4';
 
 import { callToolResultSchema, replyDeserializer } from '../../src/lib/mcp/fast-reply.js';
+import { textOnlyJsonBytesBound, type McpResultData } from '../../src/lib/mcp/results.js';
 
 /** The same verdict: an equal value, or an error with the same message. */
 function expectSame(ours: () => unknown, reference: () => unknown): void {
@@ -167,5 +168,18 @@ describe('callToolResultSchema: CallToolResultSchema, with a shortcut for a text
         () => ours.parse(r),
         () => CallToolResultSchema.parse(r),
       );
+  });
+});
+
+describe('textOnlyJsonBytesBound', () => {
+  it('is never below the JSON bytes of a text-only result, whatever its characters', () => {
+    const next = random(7);
+    const units = ['a', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', 'é', '\u2028', '\ud800', '\udfff', '😀', '\uffff'];
+    for (let i = 0; i < 500; i++) {
+      const text = Array.from({ length: Math.floor(next() * 300) }, () => units[Math.floor(next() * units.length)]).join('');
+      const value: McpResultData = { type: 'McpResult', source: `mcp:${text.slice(0, 40)}.t`, isError: true, content: [], untrusted: true, truncated: true };
+      if (i % 5 !== 0) value.text = text;
+      expect(textOnlyJsonBytesBound(value)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value), 'utf8'));
+    }
   });
 });

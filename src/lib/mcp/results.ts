@@ -95,6 +95,16 @@ function decodeBase64(data: unknown): Buffer | undefined {
   return Buffer.from(data, 'base64');
 }
 
+/**
+ * The most bytes JSON.stringify takes for a value with no content parts and
+ * no structured content: its fixed keys (under 128 bytes), then 6 bytes per
+ * UTF-16 unit of its strings (an escape such as `\u001f` is 6, a unit in
+ * UTF-8 at most 3).
+ */
+export function textOnlyJsonBytesBound(value: McpResultData): number {
+  return 128 + 6 * (value.source.length + (value.text?.length ?? 0));
+}
+
 /** Turns one CallToolResult into the value the script receives (maybe a ResultRef). */
 export function toScriptResult(raw: unknown, from: { server: string; tool: string }, profile: SourceProfile, results: ResultStore | undefined): unknown {
   const source = `mcp:${from.server}.${from.tool}`;
@@ -157,6 +167,8 @@ export function toScriptResult(raw: unknown, from: { server: string; tool: strin
   if (r.structuredContent !== undefined) value.structuredContent = sanitizeUntrustedValue(r.structuredContent);
   if (truncated) value.truncated = true;
   if (!results) return value;
+  // Most results are a short text: under the threshold whatever its characters, no need to serialize it to know.
+  if (value.content.length === 0 && value.structuredContent === undefined && textOnlyJsonBytesBound(value) <= results.thresholdBytes) return value;
   const handle = maybeMaterializeValue(results, value, () => ({ text: JSON.stringify(value), nameHint: 'mcp.json' }));
   return handle === value ? value : { ...handle, untrusted: true, source };
 }
