@@ -4,7 +4,11 @@
 //   (a) from INSIDE the jail, as a script makes them: `comis_tools.mcp.edge.ping({})` through the
 //       generated SDK, the capability socket, the gate, comis's own MCP client and the result
 //       envelope;
-//   (b) from an in-process SDK client straight to the same server over stdio (no jail, no gate).
+//   (b) from an in-process SDK client straight to the same server over stdio (no jail, no gate),
+//       in a node process of its own started afresh for each run, as comis is
+//       (bench/lib/mcp-client-child.mjs): both sides begin each run with cold code and make the same
+//       calls. BENCH_BASELINE=shared keeps the client in this bench process instead (the figure of
+//       sessions 5-7: from the second run on, its code is the one the earlier runs optimized).
 // Both sides are warmed, then measured in alternating blocks of BENCH_BLOCK calls (default 100)
 // in the same run (bench/lib/turns.mjs): block b of (b), then block b of (a), and so on. The figure
 // is the median over the blocks of the paired ratio p50(a) / p50(b) (target <= 2x); the pooled
@@ -14,6 +18,7 @@
 // call). And the CPU time per call of each process (the in-process client and its server; the jailed
 // script, comis's main thread and the server comis started), medians over the blocks: the work done,
 // which the machine's load moves far less than the latency. Run after `npm run build`:  node bench/mcp-rtt.mjs
+import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,6 +36,7 @@ const block = Math.min(calls, Number(process.env.BENCH_BLOCK ?? 100));
 const blocks = Math.max(1, Math.round(calls / block));
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const warm = 50;
+const sharedBaseline = process.env.BENCH_BASELINE === 'shared';
 const edge = join(dirname(fileURLToPath(import.meta.url)), '../test/fixtures/mcp/edge-server.mjs');
 const home = mkdtempSync(join(tmpdir(), 'comis-mcp-rtt-'));
 const workspace = join(home, 'workspaces', 'default');
@@ -52,7 +58,7 @@ const edgeServerPid = (not) => {
     if (!/^\d+$/.test(name) || Number(name) === not) continue;
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (argv[0] === process.execPath && argv.includes(edge)) return Number(name);
+      if (argv[0] === process.execPath && argv[1] === edge) return Number(name);
     } catch {
       // gone meanwhile
     }
@@ -89,34 +95,77 @@ for (let b = 0; b < ${blocks}; b++) {
 `,
 );
 
+/**
+ * The in-process side of a run: `start()` connects, lists the tools and warms up; `block(n)` makes n
+ * timed calls and returns their latencies and CPU per call (the client's, its server's main thread).
+ */
+async function inProcessClient() {
+  if (sharedBaseline) {
+    const client = new Client({ name: 'bench', version: '0' });
+    const t0 = performance.now();
+    const transport = new StdioClientTransport({ command: process.execPath, args: [edge], stderr: 'ignore' });
+    await client.connect(transport);
+    await client.listTools();
+    const startMs = performance.now() - t0;
+    for (let i = 0; i < warm; i++) await client.callTool({ name: 'ping', arguments: {} });
+    return {
+      startMs,
+      serverPid: transport.pid,
+      async block(n) {
+        const lat = [];
+        const c0 = process.cpuUsage();
+        const s0 = threadCpuUs(transport.pid);
+        for (let i = 0; i < n; i++) {
+          const t = performance.now();
+          await client.callTool({ name: 'ping', arguments: {} });
+          lat.push(performance.now() - t);
+        }
+        const c = process.cpuUsage(c0);
+        return { lat, cpu: { client: (c.user + c.system) / n, server: (threadCpuUs(transport.pid) - s0) / n } };
+      },
+      close: () => client.close(),
+    };
+  }
+  const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'lib/mcp-client-child.mjs'), [edge, String(warm)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // One request at a time: the reply to it, or the child's exit while it is pending.
+  let waiting;
+  child.on('message', (m) => waiting?.resolve(m));
+  child.on('exit', (code) => waiting?.reject(new Error(`the in-process client exited ${code}`)));
+  const next = () => new Promise((resolve, reject) => (waiting = { resolve, reject }));
+  const ready = await next();
+  return {
+    startMs: ready.startMs,
+    serverPid: ready.serverPid,
+    block(n) {
+      const reply = next();
+      child.send({ block: n });
+      return reply;
+    },
+    async close() {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ close: true });
+      await gone;
+    },
+  };
+}
+
 /** One run: a comis run in the jail and an in-process client, their blocks alternated. */
 async function oneRun() {
   // The previous run's turn files (the workspace keeps whatever else comis put there).
   for (const f of readdirSync(workspace)) if (/^(go-\d+|done-\d+\.json)$/.test(f)) unlinkSync(join(workspace, f));
-  const client = new Client({ name: 'bench', version: '0' });
-  const t0 = performance.now();
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [edge], stderr: 'ignore' }));
-  await client.listTools();
-  const startIn = performance.now() - t0;
-  for (let i = 0; i < warm; i++) await client.callTool({ name: 'ping', arguments: {} });
+  const client = await inProcessClient();
+  const startIn = client.startMs;
 
   const { child, exited, stderr, turn } = startTurnedRun(root, script, workspace, { ...process.env, COMIS_HOME: home });
 
   const pairs = [];
   let firstMs;
-  const inServer = client.transport?.pid ?? undefined;
+  const inServer = client.serverPid;
   let runServer;
   for (let b = 0; b < blocks; b++) {
-    const inLat = [];
-    const c0 = process.cpuUsage();
-    const s0 = threadCpuUs(inServer);
-    for (let i = 0; i < block; i++) {
-      const t = performance.now();
-      await client.callTool({ name: 'ping', arguments: {} });
-      inLat.push(performance.now() - t);
-    }
-    const c = process.cpuUsage(c0);
-    const inCpu = { client: (c.user + c.system) / block, server: (threadCpuUs(inServer) - s0) / block };
+    const mine = await client.block(block);
+    const inLat = mine.lat;
+    const inCpu = mine.cpu;
     // comis starts its server on the script's first call, before block 0: known from block 1 on.
     runServer ??= b > 0 ? edgeServerPid(inServer) : undefined;
     const comis0 = threadCpuUs(child.pid);
