@@ -264,10 +264,11 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
     flow();
   };
 
-  /** Runs one call and sends its reply; `release` frees its socket-wide slot. */
+  /** Runs one call and sends its reply; `release` frees its socket-wide slot, whatever happens. */
   async function answer(call: CapRequest, release: () => void): Promise<void> {
-    // The connection died while this call waited: nobody will read the reply.
-    if (alive && !socket.destroyed) {
+    try {
+      // The connection died while this call waited: nobody will read the reply.
+      if (!alive || socket.destroyed) return;
       let reply: CapReply;
       try {
         reply = { id: call.id, ok: true, result: (await handler(call)) ?? null };
@@ -275,11 +276,12 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
         reply = { id: call.id, ok: false, error: err instanceof CapCallError ? { code: err.code, message: err.message } : { code: CAP_SOCKET_ERRORS.internal, message: 'the tool failed daemon-side' } };
       }
       send(reply, inFlight === 1);
+    } finally {
+      release();
+      inFlight--;
+      flow();
+      if (alive && settledAfterEnd()) finish();
     }
-    release();
-    inFlight--;
-    flow();
-    if (alive && settledAfterEnd()) finish();
   }
 
   let pumping = false;
