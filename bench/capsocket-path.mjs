@@ -4,9 +4,15 @@
 // `read` tool (confined open of a workspace file, as a run's tool context holds it); and, for the
 // baseline, a bare unix-socket echo server. The client is the generated SDK (dist/sdk/comis_tools.js)
 // in a child node process: N sequential `read` calls, then N calls with 32 in flight; the echo
-// client sends the same frames. Echo and comis rounds alternate (BENCH_ROUNDS, default 3), and for
+// client sends the same frames. Between the two, the floor: the same SDK calls against the real
+// capability socket with a handler that answers every call with the same read-shaped result (no
+// lease, gate or tool), i.e. what the SDK and the socket's framing cost before comis does anything.
+// Echo, floor and comis rounds alternate (BENCH_ROUNDS, default 3), and for
 // each the server process's CPU time per call (process.cpuUsage) is reported with the round trip:
-// the CPU figure is what a change on the server side moves, whatever the machine's load.
+// the CPU figure is what a change on the server side moves, whatever the machine's load. On a
+// 2-core VM the wake-up of a process on the other core can cost more than the call:
+// `taskset -c 1 node bench/capsocket-path.mjs` keeps both processes on one core, as a jailed
+// script and comis usually are.
 // Run after `npm run build`:  node bench/capsocket-path.mjs
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,6 +63,8 @@ const { bearer } = registry.mintRun(assembly.lease, { runId: 'r-bench', socketId
 let audited = 0;
 const handler = createDispatcher({ registry, socketId: 'r-bench', agentId: 'default', surfaces: { write: false }, dropped: new Map(), tools: { read: (args) => readTool(ctx, args) }, audit: () => audited++ });
 const capSocket = await listenCapSocket({ dir: join(scratch, 'sock'), handler });
+const floorReply = { path: 'small.txt', content: 'hello', offset: 0, lines: 1, totalLines: 1, bytes: 6, truncated: false };
+const floorSocket = await listenCapSocket({ dir: join(scratch, 'floor'), handler: async () => floorReply });
 
 const echoPath = join(scratch, 'echo.sock');
 const echo = createServer((s) => s.on('data', (d) => s.write(d)));
@@ -67,7 +75,7 @@ const clientSource = `
 const N = ${calls};
 const mode = process.argv[1];
 let rt;
-if (mode === 'comis') {
+if (mode !== 'echo') {
   const { comis_tools } = (await import('node:module')).createRequire(${JSON.stringify(sdk)})(${JSON.stringify(sdk)});
   rt = () => comis_tools.read({ path: 'small.txt' });
 } else {
@@ -87,20 +95,23 @@ process.stdout.write('go\\n');
 await new Promise((r) => process.stdin.once('data', r));
 const lat = [];
 const s0 = process.hrtime.bigint();
+const c0 = process.cpuUsage();
 for (let i = 0; i < N; i++) { const t = process.hrtime.bigint(); await rt(); lat.push(Number(process.hrtime.bigint() - t) / 1000); }
 const seqPerSec = N / (Number(process.hrtime.bigint() - s0) / 1e9);
+const c = process.cpuUsage(c0);
+const clientCpu = (c.user + c.system) / N;
 lat.sort((a, b) => a - b);
 let next = 0;
 const t0 = process.hrtime.bigint();
 await Promise.all(Array.from({ length: 32 }, async () => { while (next < N) { next++; await rt(); } }));
 const perSec = N / (Number(process.hrtime.bigint() - t0) / 1e9);
-process.stdout.write(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], seqPerSec, perSec }) + '\\n');
+process.stdout.write(JSON.stringify({ p50: lat[Math.floor(N * 0.5)], p99: lat[Math.floor(N * 0.99)], seqPerSec, perSec, clientCpu }) + '\\n');
 process.exit(0);
 `;
 
 async function round(mode) {
   const child = spawn(process.execPath, ['--input-type=module', '-e', clientSource, mode], {
-    env: { PATH: process.env.PATH, COMIS_ORCH_SOCKET: mode === 'comis' ? capSocket.path : echoPath, COMIS_CAP_LEASE: bearer },
+    env: { PATH: process.env.PATH, COMIS_ORCH_SOCKET: { comis: capSocket.path, floor: floorSocket.path, echo: echoPath }[mode], COMIS_CAP_LEASE: bearer },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
@@ -122,25 +133,25 @@ async function round(mode) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const seen = { echo: [], comis: [] };
+const seen = { echo: [], floor: [], comis: [] };
 // BENCH_ONLY=comis or echo: one side only (e.g. under strace -c, to count the server's syscalls per call).
-const modes = process.env.BENCH_ONLY ? [process.env.BENCH_ONLY] : ['echo', 'comis'];
+const modes = process.env.BENCH_ONLY ? [process.env.BENCH_ONLY] : ['echo', 'floor', 'comis'];
 for (let i = 0; i < rounds; i++) for (const mode of modes) seen[mode].push(await round(mode));
 runEnded.abort();
 ctx.workspaceRoot?.close();
 await capSocket.close();
+await floorSocket.close();
 echo.close();
 rmSync(scratch, { recursive: true, force: true });
 
 const m = (mode, k) => median(seen[mode].map((r) => r[k]));
 const loadavg = (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 process.stdout.write(`capability socket server path, no jail: ${calls} sequential calls + ${calls} at 32 in flight per round, ${rounds} rounds alternated, medians (load ${loadavg})\n`);
+const labels = { echo: 'bare echo server  ', floor: 'floor (SDK, fixed)', comis: 'comis read (SDK)  ' };
 for (const mode of modes) {
   process.stdout.write(
-    `${mode === 'echo' ? 'bare echo server  ' : 'comis read (SDK)  '} p50 ${m(mode, 'p50').toFixed(0).padStart(5)} µs  p99 ${m(mode, 'p99').toFixed(0).padStart(6)} µs  ${Math.round(m(mode, 'seqPerSec')).toLocaleString('en')} calls/s (1 in flight)  ${Math.round(m(mode, 'perSec')).toLocaleString('en')} calls/s (32 in flight)  server CPU ${m(mode, 'cpuPerCall').toFixed(1)} µs/call\n`,
+    `${labels[mode]} p50 ${m(mode, 'p50').toFixed(0).padStart(5)} µs  p99 ${m(mode, 'p99').toFixed(0).padStart(6)} µs  ${Math.round(m(mode, 'seqPerSec')).toLocaleString('en')} calls/s (1 in flight)  ${Math.round(m(mode, 'perSec')).toLocaleString('en')} calls/s (32 in flight)  server CPU ${m(mode, 'cpuPerCall').toFixed(1)} µs/call, client CPU ${m(mode, 'clientCpu').toFixed(1)} µs/call (1 in flight)\n`,
   );
 }
-if (modes.length === 2)
-  process.stdout.write(
-    `ratio p50 ${(m('comis', 'p50') / m('echo', 'p50')).toFixed(2)}x, p99 ${(m('comis', 'p99') / m('echo', 'p99')).toFixed(2)}x; server CPU per call ${(m('comis', 'cpuPerCall') / m('echo', 'cpuPerCall')).toFixed(2)}x the echo's (${audited} calls audited)\n`,
-  );
+const ratio = (mode) => `p50 ${(m(mode, 'p50') / m('echo', 'p50')).toFixed(2)}x, p99 ${(m(mode, 'p99') / m('echo', 'p99')).toFixed(2)}x; server CPU per call ${(m(mode, 'cpuPerCall') / m('echo', 'cpuPerCall')).toFixed(2)}x the echo's`;
+if (!process.env.BENCH_ONLY) process.stdout.write(`ratio ${ratio('comis')} (${audited} calls audited); the floor alone: ${ratio('floor')}\n`);

@@ -4,7 +4,8 @@
 // a round, one event-loop turn between calls (as between two frames of a script), BENCH_ROUNDS
 // (default 8) rounds. With BENCH_BASE=<another tree> (its build), that tree's `read` runs in
 // alternate rounds and each round's pair is printed: an A/B that needs neither the jail nor a quiet
-// machine. Run after `npm run build`:  node bench/read-latency.mjs
+// machine. The file read is 'hello\n', or BENCH_LINES (default 1) lines of 26 bytes: a small text
+// file of many lines costs what its decoding costs. Run after `npm run build`:  node bench/read-latency.mjs
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,6 +17,8 @@ const here = join(dirname(fileURLToPath(import.meta.url)), '..');
 const trees = [...(process.env.BENCH_BASE ? [process.env.BENCH_BASE] : []), here];
 const calls = Number(process.env.BENCH_CALLS ?? 5000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 8);
+const lines = Number(process.env.BENCH_LINES ?? 1);
+const text = lines === 1 ? 'hello\n' : Array.from({ length: lines }, (_, i) => `line ${String(i).padStart(5, '0')} of a text file\n`).join('');
 const scratch = mkdtempSync(join(tmpdir(), 'comis-read-latency-'));
 const load = () =>
   loadavg()
@@ -29,7 +32,7 @@ for (const [n, root] of trees.entries()) {
   const { HeldRoot } = await import(join(root, 'dist/lib/confine/index.js'));
   const ws = join(scratch, `ws${n}`);
   mkdirSync(ws);
-  writeFileSync(join(ws, 'small.txt'), 'hello\n');
+  writeFileSync(join(ws, 'small.txt'), text);
   const resultsDir = join(scratch, `results${n}`);
   mkdirSync(resultsDir);
   const budget = { remainingBytes: 64 << 20 };
@@ -67,7 +70,7 @@ try {
       s.p50s.push(lat[lat.length >> 1]);
     }
   }
-  process.stdout.write(`read tool latency (µs, p50 of ${calls} calls a round, ${rounds} rounds alternated), load ${loadBefore} -> ${load()}\n`);
+  process.stdout.write(`read tool latency (µs, p50 of ${calls} calls a round, ${rounds} rounds alternated; a ${text.length}-byte file of ${lines} line${lines === 1 ? '' : 's'}), load ${loadBefore} -> ${load()}\n`);
   for (const s of subjects) process.stdout.write(`  ${s.root}: rounds ${s.p50s.map((x) => x.toFixed(1)).join(' ')}; median ${median(s.p50s).toFixed(1)}\n`);
   if (subjects.length === 2) {
     const [base, head] = subjects;

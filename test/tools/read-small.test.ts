@@ -38,6 +38,29 @@ describe('read: the small-file (synchronous) path and the large one agree', () =
   }
 });
 
+// A whole small file is decoded in one piece, a slice line by line: the same text either way, also
+// around multi-byte characters and invalid UTF-8 cut by a newline, and the same read cap.
+describe('read: a whole small file and its slice by lines agree', () => {
+  const bytes = Buffer.concat([Buffer.from('é\r\n€ \u{1F600}\n'), Buffer.from([0xe2, 0x82, 0x0a, 0xff, 0x0a, 0xf0, 0x9f]), Buffer.from('\nend')]);
+  it('on multi-byte and invalid UTF-8 around newlines', async () => {
+    const ctx = toolContext(1 << 30);
+    for (const text of [bytes, bytes.subarray(0, bytes.length - 3), Buffer.from('\n\n'), Buffer.from('x')]) {
+      writeFileSync(join(ctx.workspaceReal, 'u.txt'), text);
+      const whole = (await readTool(ctx, { path: 'u.txt' })) as { content: string; lines: number; totalLines: number };
+      const sliced = (await readTool(ctx, { path: 'u.txt', offset: 0, limit: 1000 })) as { content: string; lines: number; totalLines: number };
+      expect({ content: whole.content, lines: whole.lines, totalLines: whole.totalLines }).toEqual({ content: sliced.content, lines: sliced.lines, totalLines: sliced.totalLines });
+    }
+  });
+  it('on the read cap: a last line without its newline counts one byte for it', async () => {
+    const ctx = { ...toolContext(1 << 30), maxReadBytes: 8 };
+    writeFileSync(join(ctx.workspaceReal, 'cap.txt'), '1234567\n');
+    expect(await readTool(ctx, { path: 'cap.txt' })).toMatchObject({ content: '1234567', lines: 1 });
+    writeFileSync(join(ctx.workspaceReal, 'cap.txt'), '12345678');
+    await expect(readTool(ctx, { path: 'cap.txt' })).rejects.toMatchObject({ code: 'too_large' });
+    await expect(readTool(ctx, { path: 'cap.txt', offset: 0, limit: 10 })).rejects.toMatchObject({ code: 'too_large' });
+  });
+});
+
 describe('read: a small file costs one read syscall', () => {
   // /proc/thread-self/io counts this thread's read syscalls (syscr); the small path reads on this thread.
   const readSyscalls = (): number => Number(/syscr: (\d+)/.exec(readFileSync('/proc/thread-self/io', 'utf8'))![1]);

@@ -181,16 +181,18 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
   socket.on('drain', flow);
 
   // Replies settled in the same tick (calls in flight together) leave in one write: the socket is
-  // corked on the first and uncorked once the tick's other callbacks ran.
+  // corked on the first and uncorked once the tick's other callbacks ran. The reply to the only call
+  // in flight on the connection (a sequential script's every call) has nothing to wait for: `alone`
+  // writes it at once, with no cork, tick or buffered write on its way.
   let corked = false;
   const uncork = (): void => {
     corked = false;
     if (!socket.destroyed) socket.uncork();
     flow();
   };
-  const send = (body: CapReply): void => {
+  const send = (body: CapReply, alone = false): void => {
     if (!alive || socket.destroyed) return;
-    if (!corked) {
+    if (!corked && !alone) {
       corked = true;
       socket.cork();
       process.nextTick(uncork);
@@ -257,26 +259,30 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
     const call: CapRequest = { id, method: request.method, params: request.params, bearer: request.bearer };
     slots.take((release) => {
       waiting--;
-      const done = (): void => {
-        release();
-        inFlight--;
-        flow();
-        if (alive && settledAfterEnd()) finish();
-      };
-      // The connection died while this call waited: nobody will read the reply.
-      if (!alive || socket.destroyed) return done();
-      handler(call)
-        .then(
-          (result) => send({ id, ok: true, result: result ?? null }),
-          (err: unknown) => {
-            if (err instanceof CapCallError) fail(id, err.code, err.message);
-            else fail(id, CAP_SOCKET_ERRORS.internal, 'the tool failed daemon-side');
-          },
-        )
-        .finally(done);
+      void answer(call, release);
     });
     flow();
   };
+
+  /** Runs one call and sends its reply; `release` frees its socket-wide slot, whatever happens. */
+  async function answer(call: CapRequest, release: () => void): Promise<void> {
+    try {
+      // The connection died while this call waited: nobody will read the reply.
+      if (!alive || socket.destroyed) return;
+      let reply: CapReply;
+      try {
+        reply = { id: call.id, ok: true, result: (await handler(call)) ?? null };
+      } catch (err) {
+        reply = { id: call.id, ok: false, error: err instanceof CapCallError ? { code: err.code, message: err.message } : { code: CAP_SOCKET_ERRORS.internal, message: 'the tool failed daemon-side' } };
+      }
+      send(reply, inFlight === 1);
+    } finally {
+      release();
+      inFlight--;
+      flow();
+      if (alive && settledAfterEnd()) finish();
+    }
+  }
 
   let pumping = false;
   function pump(): void {

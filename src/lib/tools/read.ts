@@ -72,7 +72,7 @@ export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknow
     if (whole && file.stat.size > ctx.maxReadBytes) {
       throw new CapCallError('too_large', `file is ${file.stat.size} bytes, over the ${ctx.maxReadBytes}-byte read cap: slice it with offset/limit`);
     }
-    const slice = await readLines(file.fd, args.offset ?? 0, args.limit, file.stat.size, ctx.maxReadBytes, small);
+    const slice = (small && whole ? readWholeSmall(file.fd, file.stat.size, ctx.maxReadBytes) : undefined) ?? (await readLines(file.fd, args.offset ?? 0, args.limit, file.stat.size, ctx.maxReadBytes, small));
     const result: Record<string, unknown> = {
       path: rel,
       content: slice.content,
@@ -95,6 +95,26 @@ interface Lines {
   lines: number;
   totalLines?: number;
   truncated: boolean;
+}
+
+/**
+ * A whole small file, as `readLines` answers it, from one read and one decode:
+ * its lines are the text's (no per-line copies, decodes and join, which cost
+ * more than the read itself once a file has more than a few lines). Undefined
+ * when the file grew past its fstat size: `readLines` then reads on to its end.
+ */
+function readWholeSmall(fd: number, size: number, maxBytes: number): Lines | undefined {
+  const buf = Buffer.allocUnsafe(size + 1);
+  const n = readSync(fd, buf, 0, buf.length, 0);
+  if (n > size) return undefined;
+  const data = buf.subarray(0, n);
+  let newlines = 0;
+  for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, nl + 1)) newlines++;
+  const endsWithNewline = n > 0 && data[n - 1] === 0x0a;
+  const lines = endsWithNewline || n === 0 ? newlines : newlines + 1;
+  // What readLines charges against the cap: each line's bytes and one for its newline.
+  if (n + (endsWithNewline || n === 0 ? 0 : 1) > maxBytes) throw new CapCallError('too_large', `the requested lines are over the ${maxBytes}-byte read cap: ask for fewer (limit)`);
+  return { content: data.toString('utf8', 0, endsWithNewline ? n - 1 : n), lines, totalLines: lines, truncated: false };
 }
 
 /**
