@@ -55,6 +55,31 @@ describe('capability socket', () => {
     expect(statSync(join(s.path, '..')).mode & 0o777).toBe(0o700);
   });
 
+  it('answers a result JSON cannot hold with an internal error, and goes on serving', async () => {
+    const s = await server(async (req) =>
+      req.method === 'big'
+        ? { n: 1n }
+        : req.method === 'cycle'
+          ? (() => {
+              const o: Record<string, unknown> = {};
+              o.self = o;
+              return o;
+            })()
+          : { ok: req.method },
+    );
+    const c = await connect(s.path);
+    c.sock.write('{"id":1,"method":"big"}\n');
+    c.sock.write('{"id":2,"method":"cycle"}\n');
+    await until(() => c.lines.length === 2);
+    c.sock.write('{"id":3,"method":"fine"}\n');
+    await until(() => c.lines.length === 3);
+    const replies = c.lines.map((l) => JSON.parse(l) as { id: number });
+    const byId = new Map(replies.map((r) => [r.id, r]));
+    for (const id of [1, 2]) expect(byId.get(id)).toEqual({ id, ok: false, error: { code: 'internal', message: 'the tool failed daemon-side: its result is not JSON' } });
+    expect(byId.get(3)).toEqual({ id: 3, ok: true, result: { ok: 'fine' } });
+    c.sock.destroy();
+  });
+
   it('answers each request by id, with several in flight on one connection', async () => {
     const s = await server(async (req) => {
       const p = req.params as { delay: number; n: number };

@@ -192,12 +192,19 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
   };
   const send = (body: CapReply, alone = false): void => {
     if (!alive || socket.destroyed) return;
+    let line: string;
+    try {
+      line = `${JSON.stringify(body)}\n`;
+    } catch {
+      // A result JSON cannot hold (a BigInt, a cycle): the call fails, the connection and comis go on.
+      line = `${JSON.stringify({ id: body.id, ok: false, error: { code: CAP_SOCKET_ERRORS.internal, message: 'the tool failed daemon-side: its result is not JSON' } })}\n`;
+    }
     if (!corked && !alone) {
       corked = true;
       socket.cork();
       process.nextTick(uncork);
     }
-    socket.write(`${JSON.stringify(body)}\n`);
+    socket.write(line);
     flow();
   };
   const fail = (id: string | number | null, code: string, message: string): void => send({ id, ok: false, error: { code, message } });
