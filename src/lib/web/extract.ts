@@ -221,8 +221,9 @@ const FAST_TEXT_MARGIN = 1024;
  * sanitizer would return their text unchanged, so the body is neither decoded
  * whole nor scanned by the sanitizer's regexes. A CSV
  * payload is the body's own bytes (its text decoded only if asked for); a text
- * body over maxChars is decoded only up to the cut plus a margin that shows no
- * envelope marker can start before the cut. Exactly the slow path's result
+ * body over maxChars is checked only up to the cut plus a margin that shows no
+ * envelope marker can start before the cut, and its payload is the envelope
+ * around the body's own bytes up to the cut. Exactly the slow path's result
  * (test/web/extract-fast-path.test.ts compares them over random and adversarial
  * bodies); undefined sends the body down the slow path.
  */
