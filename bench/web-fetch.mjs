@@ -121,12 +121,14 @@ const median = (xs) => {
  * N interleaved pairs in one jailed run. Wall: the subject timed in the jail, the baseline in
  * process. CPU (the comis process, all threads, which here also runs the local server for both):
  * the baseline's around its request; the subject's between two /mark calls around it, minus an
- * empty /mark pair taken right after (what the two marks themselves cost).
+ * empty /mark pair taken right after (what the two marks themselves cost). The last /mark (a
+ * 2-byte body) is timed in the jail too: with that pair's CPU, the fixed part of every call.
  */
 async function paired(path, mode) {
   const base = url(`/baseline?p=${encodeURIComponent(path)}&mode=${mode}`);
   const source = `import { comis_tools } from './comis_tools.js';
 const t = [];
+const tiny = [];
 const mark = () => comis_tools.web_fetch({ url: ${JSON.stringify(url('/mark'))} });
 const subject = async () => {
   await mark();
@@ -135,7 +137,9 @@ const subject = async () => {
   const ms = performance.now() - s;
   await mark();
   await mark();
+  const m = performance.now();
   await mark();
+  tiny.push(performance.now() - m);
   if (r.status !== 200) throw new Error('status ' + r.status);
   return ms;
 };
@@ -147,22 +151,25 @@ for (let i = 0; i < ${calls + 2}; i++) {
   if (i % 2 === 0) { await baseline(); t.push(await subject()); }
   else { const ms = await subject(); await baseline(); t.push(ms); }
 }
-console.log(JSON.stringify(t));`;
+console.log(JSON.stringify({ t, tiny }));`;
   baselines.length = 0;
   baselineCpu.length = 0;
   marks.length = 0;
   const run = await runOrchestrate({ source, displayName: 'bench.mjs', language: 'js', agent, home, sessionKey: 'bench', timeoutMs: 600_000 });
   if (run.public.outcome !== 'success') throw new Error(`bench run failed: ${run.public.failureClass} ${run.public.stderrTail ?? ''}`);
-  const subject = JSON.parse(run.public.stdout).slice(2);
+  const out = JSON.parse(run.public.stdout);
+  const subject = out.t.slice(2);
   const baseline = baselines.slice(2);
   if (subject.length !== baseline.length || marks.length !== 4 * (calls + 2)) throw new Error('unpaired');
   const subjectCpu = [];
+  const tinyCpu = [];
   for (let i = 2; i < calls + 2; i++) {
     const [s0, s1, c0, c1] = marks.slice(4 * i, 4 * i + 4);
     subjectCpu.push(Math.max(0, s1 - s0 - (c1 - c0)) / 1000);
+    tinyCpu.push((c1 - c0) / 1000);
   }
   const baseCpu = baselineCpu.slice(2).map((us) => us / 1000);
-  return { subject, baseline, ratios: subject.map((s, i) => s / baseline[i]), subjectCpu, baseCpu, cpuRatios: subjectCpu.map((s, i) => s / baseCpu[i]) };
+  return { subject, baseline, ratios: subject.map((s, i) => s / baseline[i]), subjectCpu, baseCpu, cpuRatios: subjectCpu.map((s, i) => s / baseCpu[i]), tiny: out.tiny.slice(2), tinyCpu };
 }
 
 /** In-process median of what the call does to the body besides moving it: sanitize/frame (text, html), the per-chunk clean check and row count (a streamed CSV). */
@@ -204,7 +211,7 @@ for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/pa
     const r = await paired(path, mode);
     const label = mode === 'join' ? 'A: undici.request + body.arrayBuffer()' : 'B: undici.request, body drained unjoined';
     process.stdout.write(
-      `${what}, baseline ${label}: wall: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}, median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (target <= 1.5x); comis-process CPU: ${f(median(r.subjectCpu))} / ${f(median(r.baseCpu))}, paired ${median(r.cpuRatios).toFixed(2)}x\n`,
+      `${what}, baseline ${label}: wall: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}, median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (target <= 1.5x); comis-process CPU: ${f(median(r.subjectCpu))} / ${f(median(r.baseCpu))}, paired ${median(r.cpuRatios).toFixed(2)}x; a 2-byte web_fetch from the jail in the same run (the fixed part of a call) ${f(median(r.tiny))} wall / ${f(median(r.tinyCpu))} CPU\n`,
     );
   }
   process.stdout.write(`${what}: in-process sanitize/frame (CSV: per-chunk clean check and row count) of the same body, inside the figures above ${f(await processing(path))}\n`);

@@ -65,8 +65,8 @@ describe('clean-scan kernel', () => {
     expect(dirty).toBeGreaterThan(1000);
   });
 
-  it('sees "untrusted" in any case at every position of a block, across blocks and at the very end, and not a word short of it', () => {
-    for (let pad = 0; pad < 40; pad++) {
+  it('sees "untrusted" in any case at every position of a 64-byte step, across blocks and steps and at the very end, and not a word short of it', () => {
+    for (let pad = 0; pad < 80; pad++) {
       for (const word of ['untrusted', 'UNTRUSTED', 'uNtRuStEd', 'Untrusted']) {
         for (const after of ['', 'x', ',1\n', 'y'.repeat(17)]) {
           expect(same(Buffer.from(`${'x'.repeat(pad)}${word}${after}`), `${pad} ${word} ${after}`)).toBe(-1);

@@ -65,7 +65,7 @@ describe('extractBody: the payload bytes taken from the body are exactly the tex
       [Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), csv]), 'csv', 'text/csv', false, 1_000_000],
       [Buffer.concat([csv, Buffer.from([0xff, 0x0a])]), 'csv', 'text/csv', false, 1_000_000],
       [Buffer.from('a,b\nzero\u200bwidth,1\n'), 'csv', 'text/csv', false, 1_000_000], // an invisible character the sanitizer strips
-      [Buffer.from('line\n'.repeat(3000)), 'text', 'text/plain', false, 100], // cut at maxChars
+      [Buffer.from('line\u00e9\n'.repeat(3000)), 'text', 'text/plain', false, 100], // cut at maxChars (not clean ASCII: the slow path)
       [Buffer.concat([csv, Buffer.from([0xe2, 0x82])]), 'csv', 'text/csv', true, 1_000_000], // cut mid-character
       [Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), 'text', 'text/plain; charset=windows-1252', false, 1_000_000],
       // Valid UTF-8 bytes labelled windows-1252: decoded as windows-1252, so the bytes are not the text's.
@@ -75,6 +75,16 @@ describe('extractBody: the payload bytes taken from the body are exactly the tex
     for (const [body, kind, type, cut, maxChars] of cases) {
       const out = await extractBody(body, kind, type, url, maxChars, cut);
       expect(out.bytes, `${kind} ${body.subarray(0, 8).toString('hex')}`).toBeUndefined();
+    }
+  });
+
+  it('a clean text cut at maxChars: the envelope around the kept bytes of the body, exactly the text encoded', async () => {
+    for (const body of [Buffer.from('line\n'.repeat(3000)), Buffer.from('no newline at the cut '.repeat(800))]) {
+      const out = await extractBody(body, 'text', 'text/plain', url, 100, false);
+      expect(out.cut).toBe(true);
+      expect(out.bytes).toBeDefined();
+      expect(out.bytes!.equals(Buffer.from(out.text, 'utf8'))).toBe(true);
+      expect(String(out.content)).toBe(out.text);
     }
   });
 });

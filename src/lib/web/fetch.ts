@@ -13,7 +13,7 @@
  * server cannot hold a call past it.
  */
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable, Transform } from 'node:stream';
+import { finished, type Readable, type Transform } from 'node:stream';
 
 import type { Agent } from 'undici';
 
@@ -132,17 +132,35 @@ async function readBounded(raw: Readable, encoding: string, limit: number, onChu
   let size = 0;
   let truncated = false;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (size + chunk.length > limit) {
-        // Over the limit: keep what fits and stop reading (a bomb is never decoded further).
-        if (limit > size) onChunk(chunk.subarray(0, limit - size));
-        size = limit;
-        truncated = true;
-        break;
-      }
-      onChunk(chunk);
-      size += chunk.length;
-    }
+    // 'data' events rather than an async iterator: each chunk reaches the sink as the parser pushes
+    // it, without the iterator's read(), promise and microtask per chunk (~0.1 ms per MB here).
+    await new Promise<void>((resolve, reject) => {
+      const settle = (err?: Error | null): void => {
+        stopWatching();
+        stream.removeListener('data', onData);
+        if (err) reject(err);
+        else resolve();
+      };
+      // Ends as the iterator did: at 'end', or with the stream's error, or a premature close.
+      const stopWatching = finished(stream, settle);
+      const onData = (chunk: Buffer): void => {
+        try {
+          if (size + chunk.length > limit) {
+            // Over the limit: keep what fits and stop reading (a bomb is never decoded further).
+            if (limit > size) onChunk(chunk.subarray(0, limit - size));
+            size = limit;
+            truncated = true;
+            settle();
+            return;
+          }
+          onChunk(chunk);
+          size += chunk.length;
+        } catch (err) {
+          settle(err as Error);
+        }
+      };
+      stream.on('data', onData);
+    });
   } finally {
     raw.destroy();
     for (const s of steps) s.destroy();
