@@ -379,27 +379,52 @@ function inlineRefusal(method: string): ComisToolError {
 }
 
 /**
- * Gives an inline data result the ResultRef methods over its payload,
- * snapshotted now as the bytes a ResultRef of it would hold (a string as is,
- * anything else as JSON). Non-enumerable: the value serialises unchanged.
+ * The payload of each inline data result, snapshotted when it arrived as the
+ * bytes a ResultRef of it would hold (a string as is, anything else as JSON):
+ * its methods answer over this, whatever the script did to the value since.
+ * Held beside the value, not on it, so the value serialises unchanged.
  */
+const inlineTexts = new WeakMap<object, string>();
+
+function inlineText(value: object): string {
+  const text = inlineTexts.get(value);
+  if (text === undefined) throw new TypeError('not an inline comis_tools result: call the method on the result itself');
+  return text;
+}
+
+// The methods of every inline result: one set of functions on a shared prototype, not five
+// closures and five defineProperty per result (that was most of what the SDK spent per `read`).
+const inlineSlices: InlineSlices & ThisType<object> = {
+  async read(offset = 0, limit?: number) {
+    const lines = inlineText(this).split('\n');
+    if (lines[lines.length - 1] === '') lines.pop(); // a final newline ends the last line, as in ResultRef.read
+    return lines.slice(offset, limit === undefined ? undefined : offset + limit).join('\n');
+  },
+  async grep(pattern: string) {
+    return withPayloadFile(inlineText(this), (file) => grepFile(pattern, file));
+  },
+  async jq(expr: string) {
+    if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
+    return withPayloadFile(inlineText(this), (file) => jqFile(expr, file));
+  },
+  sql: () => Promise.reject(inlineRefusal('sql')),
+  jsonpath: () => Promise.reject(inlineRefusal('jsonpath')),
+};
+
+/** A prototype that adds the inline methods to `base`: non-enumerable, so for..in, JSON.stringify and console.log see the data only. */
+function slicesPrototype(base: object): object {
+  const proto = Object.create(base) as object;
+  for (const [name, fn] of Object.entries(inlineSlices)) Object.defineProperty(proto, name, { value: fn, enumerable: false, writable: true, configurable: true });
+  return proto;
+}
+// An array result keeps Array.prototype behind the methods (Array.isArray, map, spread are as before).
+const INLINE_OBJECT = slicesPrototype(Object.prototype);
+const INLINE_ARRAY = slicesPrototype(Array.prototype);
+
+/** Gives an inline data result the ResultRef methods over its payload, as it is now. */
 function attachSlices(value: object, payload: unknown): void {
-  const text = typeof payload === 'string' ? payload : (JSON.stringify(payload) ?? 'null');
-  const methods: InlineSlices = {
-    read: async (offset = 0, limit?: number) => {
-      const lines = text.split('\n');
-      if (lines[lines.length - 1] === '') lines.pop(); // a final newline ends the last line, as in ResultRef.read
-      return lines.slice(offset, limit === undefined ? undefined : offset + limit).join('\n');
-    },
-    grep: (pattern: string) => withPayloadFile(text, (file) => grepFile(pattern, file)),
-    jq: async (expr: string) => {
-      if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
-      return withPayloadFile(text, (file) => jqFile(expr, file));
-    },
-    sql: () => Promise.reject(inlineRefusal('sql')),
-    jsonpath: () => Promise.reject(inlineRefusal('jsonpath')),
-  };
-  for (const [name, fn] of Object.entries(methods)) Object.defineProperty(value, name, { value: fn, enumerable: false, writable: true, configurable: true });
+  inlineTexts.set(value, typeof payload === 'string' ? payload : (JSON.stringify(payload) ?? 'null'));
+  Object.setPrototypeOf(value, Array.isArray(value) ? INLINE_ARRAY : INLINE_OBJECT);
 }
 
 function wrap(value: unknown, tool?: string): unknown {
@@ -618,12 +643,26 @@ function mcpDescribe(): Promise<McpToolInfo[]> {
   return mcpCatalog;
 }
 
+// Each server's proxy and each tool's function are made once: `comis_tools.mcp.<server>.<tool>(args)`
+// in a loop is then two map lookups and the call, with no closure or name built per call.
 const mcpServers = new Map<string, { readonly [tool: string]: McpTool }>();
+function mcpServer(server: string): { readonly [tool: string]: McpTool } {
+  const tools = new Map<string, McpTool>();
+  return inertProxy<{ readonly [tool: string]: McpTool }>((tool) => {
+    let fn = tools.get(tool);
+    if (!fn) {
+      const name = 'mcp.' + server + '.' + tool;
+      fn = (args?: Record<string, unknown>) => call('mcp', { server, tool, args: args ?? {} }, name) as Promise<McpResult | ResultRef>;
+      tools.set(tool, fn);
+    }
+    return fn;
+  });
+}
 const mcp: McpNamespace = inertProxy<McpNamespace>((server) => {
   if (server === 'describe') return mcpDescribe;
   let tools = mcpServers.get(server);
   if (!tools) {
-    tools = inertProxy<{ readonly [tool: string]: McpTool }>((tool) => (args?: Record<string, unknown>) => call('mcp', { server, tool, args: args ?? {} }, 'mcp.' + server + '.' + tool) as Promise<McpResult | ResultRef>);
+    tools = mcpServer(server);
     mcpServers.set(server, tools);
   }
   return tools;
