@@ -57,7 +57,8 @@ export interface ToolDescription extends ToolSummary {
  * `inlinePayload`): .read/.grep/.jq answer exactly as on the ResultRef;
  * .sql/.jsonpath need DuckDB over a file in results/ and reject with code
  * `inline_result` (query the value with .jq() or plain code instead).
- * The methods are not enumerable: JSON.stringify and console.log see the data.
+ * The methods are not enumerable (they are on the result's prototype: call them
+ * on the result): JSON.stringify and console.log see the data.
  */
 export interface InlineSlices {
   /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
@@ -488,9 +489,9 @@ function connect(): net.Socket {
 const MAX_FRAME_BYTES = Number(process.env.COMIS_FRAME_LIMIT) || 64 * 1024; // the runner sets it when the socket takes more (a durable run's checkpoint)
 
 // A lone call (nothing else in flight: the script awaits one call at a time) is written at once,
-// with nothing scheduled (a tick per call was ~1 µs of the script's CPU). A call made while others
-// are in flight corks the socket until the tick's other callbacks ran, so calls made together
-// (Promise.all of several, or workers woken by one chunk of replies) leave in one write.
+// with nothing scheduled (a tick per call was about 1 µs of the script's CPU). A call made while
+// others are in flight corks the socket until the tick's other callbacks ran, so calls made
+// together leave in one write after the first (Promise.all of several from idle: two writes).
 let corkedSocket: net.Socket | undefined;
 
 function uncorkBatch(): void {
