@@ -250,12 +250,20 @@ except ValueError:
     _MAX_FRAME_BYTES = 65536
 
 
+# json.dumps with separators builds an encoder per call; the frame's is built once. The bearer is
+# read from the environment once, as the TypeScript SDK does.
+_FRAME_ENCODER = _json.JSONEncoder(separators=(",", ":"))
+_bearer = None
+
+
 def _call(method, params, tool=None):
-    global _buffer, _next_id, _conn
+    global _buffer, _next_id, _conn, _bearer
     call_id = _next_id
     _next_id += 1
-    frame = {"id": call_id, "bearer": _os.environ.get("COMIS_CAP_LEASE"), "method": method, "params": params}
-    data = (_json.dumps(frame, separators=(",", ":")) + "\n").encode("utf-8")
+    if _bearer is None:
+        _bearer = _os.environ.get("COMIS_CAP_LEASE")
+    frame = {"id": call_id, "bearer": _bearer, "method": method, "params": params}
+    data = (_FRAME_ENCODER.encode(frame) + "\n").encode("utf-8")
     if len(data) > _MAX_FRAME_BYTES:
         # Refused here, with its size, rather than sent for the socket to close.
         raise ComisToolError("frame_too_large", "%s: the request is %d bytes, over the capability socket limit of %d bytes" % (tool or method, len(data), _MAX_FRAME_BYTES), tool)

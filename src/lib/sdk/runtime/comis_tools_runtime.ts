@@ -57,7 +57,8 @@ export interface ToolDescription extends ToolSummary {
  * `inlinePayload`): .read/.grep/.jq answer exactly as on the ResultRef;
  * .sql/.jsonpath need DuckDB over a file in results/ and reject with code
  * `inline_result` (query the value with .jq() or plain code instead).
- * The methods are not enumerable: JSON.stringify and console.log see the data.
+ * The methods are not enumerable (they are on the result's prototype: call them
+ * on the result): JSON.stringify and console.log see the data.
  */
 export interface InlineSlices {
   /** Lines offset..offset+limit (0-based) of the payload, joined with newlines. */
@@ -379,27 +380,52 @@ function inlineRefusal(method: string): ComisToolError {
 }
 
 /**
- * Gives an inline data result the ResultRef methods over its payload,
- * snapshotted now as the bytes a ResultRef of it would hold (a string as is,
- * anything else as JSON). Non-enumerable: the value serialises unchanged.
+ * The payload of each inline data result, snapshotted when it arrived as the
+ * bytes a ResultRef of it would hold (a string as is, anything else as JSON):
+ * its methods answer over this, whatever the script did to the value since.
+ * Held beside the value, not on it, so the value serialises unchanged.
  */
+const inlineTexts = new WeakMap<object, string>();
+
+function inlineText(value: object): string {
+  const text = inlineTexts.get(value);
+  if (text === undefined) throw new TypeError('not an inline comis_tools result: call the method on the result itself');
+  return text;
+}
+
+// The methods of every inline result: one set of functions on a shared prototype, not five
+// closures and five defineProperty per result (that was most of what the SDK spent per `read`).
+const inlineSlices: InlineSlices & ThisType<object> = {
+  async read(offset = 0, limit?: number) {
+    const lines = inlineText(this).split('\n');
+    if (lines[lines.length - 1] === '') lines.pop(); // a final newline ends the last line, as in ResultRef.read
+    return lines.slice(offset, limit === undefined ? undefined : offset + limit).join('\n');
+  },
+  async grep(pattern: string) {
+    return withPayloadFile(inlineText(this), (file) => grepFile(pattern, file));
+  },
+  async jq(expr: string) {
+    if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
+    return withPayloadFile(inlineText(this), (file) => jqFile(expr, file));
+  },
+  sql: () => Promise.reject(inlineRefusal('sql')),
+  jsonpath: () => Promise.reject(inlineRefusal('jsonpath')),
+};
+
+/** A prototype that adds the inline methods to `base`: non-enumerable, so for..in, JSON.stringify and console.log see the data only. */
+function slicesPrototype(base: object): object {
+  const proto = Object.create(base) as object;
+  for (const [name, fn] of Object.entries(inlineSlices)) Object.defineProperty(proto, name, { value: fn, enumerable: false, writable: true, configurable: true });
+  return proto;
+}
+// An array result keeps Array.prototype behind the methods (Array.isArray, map, spread are as before).
+const INLINE_OBJECT = slicesPrototype(Object.prototype);
+const INLINE_ARRAY = slicesPrototype(Array.prototype);
+
+/** Gives an inline data result the ResultRef methods over its payload, as it is now. */
 function attachSlices(value: object, payload: unknown): void {
-  const text = typeof payload === 'string' ? payload : (JSON.stringify(payload) ?? 'null');
-  const methods: InlineSlices = {
-    read: async (offset = 0, limit?: number) => {
-      const lines = text.split('\n');
-      if (lines[lines.length - 1] === '') lines.pop(); // a final newline ends the last line, as in ResultRef.read
-      return lines.slice(offset, limit === undefined ? undefined : offset + limit).join('\n');
-    },
-    grep: (pattern: string) => withPayloadFile(text, (file) => grepFile(pattern, file)),
-    jq: async (expr: string) => {
-      if (JQ_FORBIDDEN.test(expr)) throw new ComisToolError('jq_refused', 'jq may only transform this ref: no modules, files or environment');
-      return withPayloadFile(text, (file) => jqFile(expr, file));
-    },
-    sql: () => Promise.reject(inlineRefusal('sql')),
-    jsonpath: () => Promise.reject(inlineRefusal('jsonpath')),
-  };
-  for (const [name, fn] of Object.entries(methods)) Object.defineProperty(value, name, { value: fn, enumerable: false, writable: true, configurable: true });
+  inlineTexts.set(value, typeof payload === 'string' ? payload : (JSON.stringify(payload) ?? 'null'));
+  Object.setPrototypeOf(value, Array.isArray(value) ? INLINE_ARRAY : INLINE_OBJECT);
 }
 
 function wrap(value: unknown, tool?: string): unknown {
@@ -462,9 +488,16 @@ function connect(): net.Socket {
 /** The capability socket's request frame limit: a bigger request is refused here, with its size, instead of closing the socket. */
 const MAX_FRAME_BYTES = Number(process.env.COMIS_FRAME_LIMIT) || 64 * 1024; // the runner sets it when the socket takes more (a durable run's checkpoint)
 
-// Calls made in the same tick (Promise.all of several) leave in one write: the socket is corked
-// on the first and uncorked once the tick's other callbacks ran.
-let corked = false;
+// A lone call (nothing else in flight: the script awaits one call at a time) is written at once,
+// with nothing scheduled (a tick per call was about 1 µs of the script's CPU). A call made while
+// others are in flight corks the socket until the tick's other callbacks ran, so calls made
+// together leave in one write after the first (Promise.all of several from idle: two writes).
+let corkedSocket: net.Socket | undefined;
+
+function uncorkBatch(): void {
+  corkedSocket?.uncork();
+  corkedSocket = undefined;
+}
 
 // The bearer, read from the environment once (each process.env read is a lookup in the C++ environment).
 let bearer: string | undefined;
@@ -479,16 +512,14 @@ function call(method: string, params: unknown, tool?: string): Promise<unknown> 
   }
   const socket = connect();
   return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, tool });
-    socket.ref();
-    if (!corked) {
-      corked = true;
+    // The socket holds the process open while a call is in flight (unref'd when the last one is answered).
+    if (pending.size === 0) socket.ref();
+    else if (!corkedSocket) {
+      corkedSocket = socket;
       socket.cork();
-      process.nextTick(() => {
-        corked = false;
-        socket.uncork();
-      });
+      process.nextTick(uncorkBatch);
     }
+    pending.set(id, { resolve, reject, tool });
     socket.write(frame);
   });
 }
@@ -618,12 +649,26 @@ function mcpDescribe(): Promise<McpToolInfo[]> {
   return mcpCatalog;
 }
 
+// Each server's proxy and each tool's function are made once: `comis_tools.mcp.<server>.<tool>(args)`
+// in a loop is then two map lookups and the call, with no closure or name built per call.
 const mcpServers = new Map<string, { readonly [tool: string]: McpTool }>();
+function mcpServer(server: string): { readonly [tool: string]: McpTool } {
+  const tools = new Map<string, McpTool>();
+  return inertProxy<{ readonly [tool: string]: McpTool }>((tool) => {
+    let fn = tools.get(tool);
+    if (!fn) {
+      const name = 'mcp.' + server + '.' + tool;
+      fn = (args?: Record<string, unknown>) => call('mcp', { server, tool, args: args ?? {} }, name) as Promise<McpResult | ResultRef>;
+      tools.set(tool, fn);
+    }
+    return fn;
+  });
+}
 const mcp: McpNamespace = inertProxy<McpNamespace>((server) => {
   if (server === 'describe') return mcpDescribe;
   let tools = mcpServers.get(server);
   if (!tools) {
-    tools = inertProxy<{ readonly [tool: string]: McpTool }>((tool) => (args?: Record<string, unknown>) => call('mcp', { server, tool, args: args ?? {} }, 'mcp.' + server + '.' + tool) as Promise<McpResult | ResultRef>);
+    tools = mcpServer(server);
     mcpServers.set(server, tools);
   }
   return tools;
