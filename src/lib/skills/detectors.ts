@@ -122,6 +122,33 @@ function nextBase64Run(raw: string, from: number): [number, number] | undefined 
 }
 
 /**
+ * The letters, digits, hex digits and separators (`-_/+`) of raw[start, end), a base64 run, counted in one
+ * pass: what detectBase64 asks of every run (three regex tests and a match array per run cost more than
+ * the rest of the detector: most runs are identifiers and paths).
+ */
+function base64RunTraits(raw: string, start: number, end: number): { lower: number; upper: number; digits: number; hex: number; separators: number } {
+  let lower = 0;
+  let upper = 0;
+  let digits = 0;
+  let hex = 0;
+  let separators = 0;
+  for (let k = start; k < end; k++) {
+    const c = raw.charCodeAt(k);
+    if (c >= 97 && c <= 122) {
+      lower += 1;
+      if (c <= 102) hex += 1;
+    } else if (c >= 65 && c <= 90) {
+      upper += 1;
+      if (c <= 70) hex += 1;
+    } else if (c >= 48 && c <= 57) {
+      digits += 1;
+      hex += 1;
+    } else if (c !== 0x3d) separators += 1;
+  }
+  return { lower, upper, digits, hex, separators };
+}
+
+/**
  * Base64 candidates (16+ chars) are decoded; readable text and anything the
  * rules flag after decoding is reported (payloads can be far shorter than
  * the seed's 80-char threshold). Long blobs that do not decode to text are
@@ -133,23 +160,20 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
   for (let run = nextBase64Run(raw, 0); run; run = nextBase64Run(raw, run[1])) {
     const start = run[0];
     const end = run[1];
-    const text = raw.slice(start, end);
-    const hasLower = /[a-z]/.test(text);
-    const hasUpper = /[A-Z]/.test(text);
-    const hasDigit = /[0-9]/.test(text);
-    if (!(hasLower && hasUpper)) {
+    const { lower, upper, digits, hex, separators } = base64RunTraits(raw, start, end);
+    const length = end - start;
+    if (lower === 0 || upper === 0) {
       // Single-case runs (base32, upper-cased base64 alphabets) cannot be decoded reliably but hide as much:
       // long ones with digits are OBF_BASE64_LONG. Hex digests up to SHA-512 (128) are checksums, not payloads.
-      if (text.length >= 80 && hasDigit && /[a-z]/i.test(text) && !(/^[0-9a-f]+$/i.test(text) && text.length <= 128) && !/[-_/+]/.test(text)) {
+      if (length >= 80 && digits > 0 && lower + upper > 0 && !(hex === length && length <= 128) && separators === 0) {
         if (decoded++ > MAX_DECODE_CANDIDATES) break;
-        emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: `Long single-case encoded run (${text.length} chars)` });
+        emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: `Long single-case encoded run (${length} chars)` });
       }
       continue;
     }
-    const separators = (text.match(/[-_/+]/g) ?? []).length;
-    if (separators / text.length > 0.15) continue; // paths, slugs, kebab-case
+    if (separators / length > 0.15) continue; // paths, slugs, kebab-case
     if (decoded++ > MAX_DECODE_CANDIDATES) break;
-    const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
+    const text = raw.slice(start, end);
     const plain = decodeBase64(text);
     const printable = plain !== undefined && plain.length >= 8 && isMostlyPrintable(plain);
     if (printable) {
@@ -164,7 +188,8 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
         continue;
       }
     }
-    if (text.length < 80 || !hasDigit) continue;
+    if (text.length < 80 || digits === 0) continue;
+    const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
     if (dataUri) {
       const mime = dataUri[1]!.toLowerCase();
       const magic = DATA_URI_MAGIC[mime];
@@ -512,12 +537,53 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** A download to a file; sticky, tried where {@link downloads} finds a command name. */
+const DOWNLOAD = /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]{0,300}?\s(?:-o|-O|--output(?:-document)?|-OutFile)(?:=|[ \t]{1,4})["']?([^\s"';&|)]{1,200})/iy;
+/** A DOWNLOAD match starts at most this far before the `-o` or `-O` it holds (the longest name, 300, `\s`, the first `-` of `--output`). */
+const DOWNLOAD_REACH = 17 + 300 + 1 + 1;
+
+/**
+ * The matches of DOWNLOAD as a global exec loop over `raw` finds them. Every match holds `-o` or `-O`
+ * (its output flags, case-insensitive) at most DOWNLOAD_REACH after its start: case-sensitive `indexOf`
+ * finds those far faster than the case-insensitive regex tries every offset of the text, and the
+ * command names are looked for only in the DOWNLOAD_REACH before each, every offset once, in order.
+ */
+function* downloads(raw: string): Generator<RegExpExecArray> {
+  const command = /curl|wget|iwr|invoke-webrequest/gi;
+  let lower = raw.indexOf('-o');
+  let upper = raw.indexOf('-O');
+  let from = 0; // where the exec loop would resume
+  let tried = 0; // offsets before this were tried
+  while (lower >= 0 || upper >= 0) {
+    const flag = lower < 0 ? upper : upper < 0 ? lower : Math.min(lower, upper);
+    if (flag === lower) lower = raw.indexOf('-o', flag + 1);
+    else upper = raw.indexOf('-O', flag + 1);
+    const start = Math.max(from, tried, flag - DOWNLOAD_REACH);
+    tried = Math.max(tried, flag);
+    if (start >= flag) continue;
+    // The slice bounds the name search: on the whole text it would run on past `flag`.
+    const window = raw.slice(start, flag);
+    for (let c = command.exec(window); c; c = command.exec(window)) {
+      DOWNLOAD.lastIndex = start + c.index;
+      const m = DOWNLOAD.exec(raw);
+      if (!m) {
+        command.lastIndex = c.index + 1;
+        continue;
+      }
+      from = m.index + m[0].length;
+      tried = Math.max(tried, from);
+      yield m;
+      // Past the window's end, exec finds nothing (and rewinds for the next window).
+      command.lastIndex = from - start;
+    }
+  }
+}
+
 /** A file saved by curl/wget and then run (sh, bash, source, chmod +x, ./file, python). */
 export function detectDownloadExec(input: DetectorInput, emit: (hit: RawHit) => void): void {
   const { raw } = input;
-  const download = /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]{0,300}?\s(?:-o|-O|--output(?:-document)?|-OutFile)(?:=|[ \t]{1,4})["']?([^\s"';&|)]{1,200})/gi;
   let count = 0;
-  for (let m = download.exec(raw); m; m = download.exec(raw)) {
+  for (const m of downloads(raw)) {
     let target = m[1]!;
     if (target === '-' || target.startsWith('-')) continue;
     if (/^https?:\/\//i.test(target))
