@@ -30,12 +30,19 @@ export interface MarkdownRegions {
 }
 
 export function computeLineStarts(text: string): Int32Array {
-  let count = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count += 1;
-  const starts = new Int32Array(count);
+  // One pass into a buffer sized for a line per 32 characters, doubled when short (a pass to count
+  // the lines first cost as much as the pass that records them).
+  let starts = new Int32Array(Math.max(16, text.length >> 5));
   let n = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts[n++] = i + 1;
-  return starts;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
+    if (n === starts.length) {
+      const larger = new Int32Array(n * 2);
+      larger.set(starts);
+      starts = larger;
+    }
+    starts[n++] = i + 1;
+  }
+  return starts.slice(0, n);
 }
 
 /** 0-based line index of a position (binary search over line starts). */
