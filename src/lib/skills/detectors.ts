@@ -96,27 +96,33 @@ function isBase64Code(c: number): boolean {
 
 /**
  * The next match at or after `from` of /(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}/g, as
- * [start, end]: the same matches as that regex's exec loop. A run of 16 or more alphabet characters
- * starting at or after `from` holds one of every 16th offset from `from + 15`, so only those probes are
- * read, and a probe in the alphabet is widened to its run (prose is mostly words shorter than that:
- * about a third of the characters are read, against every one of them).
+ * [start, end]: the same matches as that regex's exec loop. Boyer-Moore over a class: a window of
+ * 16 characters is read from its last one back, and a character outside the alphabet at q means
+ * no run of 16 holds q, so the next window ends 16 past q. Prose, mostly words shorter than that,
+ * is read about one character in three, where reading every one of them cost 10% of a scan.
  */
 function nextBase64Run(raw: string, from: number): [number, number] | undefined {
   const n = raw.length;
-  for (let probe = from + 15; probe < n; probe += 16) {
-    if (!isBase64Code(raw.charCodeAt(probe))) continue;
-    let i = probe;
+  let last = from + 15;
+  while (last < n) {
+    let q = last;
+    while (q > last - 16 && isBase64Code(raw.charCodeAt(q))) q -= 1;
+    if (q > last - 16) {
+      last = q + 16;
+      continue;
+    }
+    // raw[last - 15, last] is in the alphabet: widen it to its run.
+    let i = last - 15;
     while (i > from && isBase64Code(raw.charCodeAt(i - 1))) i -= 1;
-    let j = probe + 1;
+    let j = last + 1;
     while (j < n && isBase64Code(raw.charCodeAt(j))) j += 1;
     const before = i > 0 ? raw.charCodeAt(i - 1) : 128;
-    if (j - i >= 16 && (before >= 128 || BASE64_CHAR[before] === 0)) {
+    if (before >= 128 || BASE64_CHAR[before] === 0) {
       let end = j;
       while (end < n && end - j < 2 && raw.charCodeAt(end) === 0x3d) end += 1;
       return [i, end];
     }
-    // The next probe past this run.
-    while (probe + 16 < j) probe += 16;
+    last = j + 16;
   }
   return undefined;
 }
