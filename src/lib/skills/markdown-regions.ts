@@ -190,7 +190,11 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
     const head = text.slice(s, Math.min(e, s + 200));
     const blank = head.trim() === '' && (e - s <= 200 || text.slice(s, e).trim() === '');
 
-    const fence = FENCE.exec(head);
+    // FENCE needs ` or ~ after the indent: most lines that get here are blank or indented code.
+    let indent = s;
+    while (indent < e && (text.charCodeAt(indent) === 0x20 || text.charCodeAt(indent) === 0x09)) indent += 1;
+    const marker0 = text.charCodeAt(indent);
+    const fence = marker0 === 0x60 || marker0 === 0x7e ? FENCE.exec(head) : null;
     if (fence) {
       inIndented = undefined;
       const marker = fence[2]!;
@@ -216,7 +220,7 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
       continue;
     }
 
-    const indented = /^( {4}|\t)/.test(head) && !blank;
+    const indented = (first === 0x09 || text.startsWith('    ', s)) && !blank;
     if (indented && (prevBlank || inIndented)) {
       if (inIndented) inIndented.end = e;
       else {
