@@ -372,7 +372,7 @@ function stringSource(text: string): Source {
 /** The same reads over a view made of ranges, offset by offset as over its whole text (a surrogate pair split by a removed comment is one code point, as in the text). */
 function rangedSource(r: Ranged): Source {
   const length = r.viewStarts[r.viewStarts.length - 1]!;
-  /** The first non-ASCII base offset after the last ASCII run looked up (reads go forward). */
+  /** The first non-ASCII base offset after the last ASCII run looked up (normalizedView asks nextSpecial for increasing offsets). */
   let nonAscii = -1;
   const code = (offset: number): number => {
     if (offset < 0 || offset >= length) return NaN;
