@@ -481,32 +481,37 @@ export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void)
       message: `${what}${after ? ' with more content below it' : ''}`,
     });
   };
-  // Manual loops rather than regexes: a regex over lines of spaces backtracks.
-  let runStart = -1;
-  let runLines = 0;
-  let lineStart = 0;
-  while (lineStart <= raw.length) {
-    const nl = raw.indexOf('\n', lineStart);
-    const lineEnd = nl < 0 ? raw.length : nl;
-    let blank = true;
-    for (let k = lineStart; k < lineEnd; k++) {
-      if (!isPaddingSpace(raw.charCodeAt(k)) && raw.charCodeAt(k) !== 0x0d) {
-        blank = false;
-        break;
+  // Manual loops rather than regexes: a regex over lines of spaces backtracks. A run of blank lines
+  // is line feeds with only padding and carriage returns between them: BLANK_LINES_THRESHOLD lines
+  // are at least that many such characters in a row. Those stretches are found Boyer-Moore style
+  // (a window read from its last character back; past the first other character, the next window),
+  // so most of the text is not read, and only they are split into lines.
+  const window = BLANK_LINES_THRESHOLD;
+  for (let last = window - 1; last < raw.length;) {
+    let q = last;
+    while (q > last - window && isBlankLineCode(raw.charCodeAt(q))) q -= 1;
+    if (q > last - window) {
+      last = q + window;
+      continue;
+    }
+    let a = last - window + 1;
+    while (a > 0 && isBlankLineCode(raw.charCodeAt(a - 1))) a -= 1;
+    let b = last + 1;
+    while (b < raw.length && isBlankLineCode(raw.charCodeAt(b))) b += 1;
+    // Its blank lines: from its first line start (raw[a - 1] is no line feed) to its last line feed.
+    const first = a === 0 ? 0 : raw.indexOf('\n', a) + 1;
+    let lines = 0;
+    let lastFeed = -1;
+    if (first > 0 || a === 0) {
+      for (let k = first; k < b; k++) {
+        if (raw.charCodeAt(k) !== 0x0a) continue;
+        lines += 1;
+        lastFeed = k;
       }
     }
-    if (blank && nl >= 0) {
-      if (runStart < 0) runStart = lineStart;
-      runLines += 1;
-    } else {
-      if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, lineStart, `${runLines} consecutive blank lines`);
-      runStart = -1;
-      runLines = 0;
-    }
-    if (nl < 0) break;
-    lineStart = nl + 1;
+    if (lines >= BLANK_LINES_THRESHOLD) report(first, lastFeed + 1, `${lines} consecutive blank lines`);
+    last = b + window;
   }
-  if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, raw.length, `${runLines} consecutive blank lines`);
   // Every run of SPACE_RUN_THRESHOLD or more spaces covers one of the probes (every
   // SPACE_RUN_THRESHOLD-th character): only probes that land on a space are widened to their run.
   for (let probe = SPACE_RUN_THRESHOLD - 1; probe < raw.length; probe += SPACE_RUN_THRESHOLD) {
@@ -538,6 +543,11 @@ function isCjk(c: number): boolean {
 function isCjkSpacing(raw: string, start: number, end: number): boolean {
   for (let k = start; k < end; k++) if (raw.charCodeAt(k) !== 0x3000) return false;
   return isCjk(raw.charCodeAt(start - 1)) || isCjk(raw.charCodeAt(end));
+}
+
+/** The characters of a blank line and its line feed (what a run of blank lines is made of). */
+function isBlankLineCode(c: number): boolean {
+  return c === 0x0a || c === 0x0d || isPaddingSpace(c);
 }
 
 function isPaddingSpace(c: number): boolean {
