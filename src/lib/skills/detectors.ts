@@ -90,34 +90,68 @@ const BASE64_CHAR = new Uint8Array(128);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-') BASE64_CHAR[c.charCodeAt(0)] = 1;
 BASE64_CHAR[0x3d] = 2;
 
+function isBase64Code(c: number): boolean {
+  return c < 128 && BASE64_CHAR[c] === 1;
+}
+
 /**
  * The next match at or after `from` of /(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}/g, as
- * [start, end]: the same matches as that regex's exec loop, in one pass over the characters
- * (a run that does not start after a non-alphabet character, or is shorter than 16, is skipped whole).
+ * [start, end]: the same matches as that regex's exec loop. Boyer-Moore over a class: a window of
+ * 16 characters is read from its last one back, and a character outside the alphabet at q means
+ * no run of 16 holds q, so the next window ends 16 past q. Prose, mostly words shorter than that,
+ * is read about one character in three, where reading every one of them cost 10% of a scan.
  */
 function nextBase64Run(raw: string, from: number): [number, number] | undefined {
   const n = raw.length;
-  let i = from;
-  while (i < n) {
-    const c = raw.charCodeAt(i);
-    if (c >= 128 || BASE64_CHAR[c] !== 1) {
-      i += 1;
+  let last = from + 15;
+  while (last < n) {
+    let q = last;
+    while (q > last - 16 && isBase64Code(raw.charCodeAt(q))) q -= 1;
+    if (q > last - 16) {
+      last = q + 16;
       continue;
     }
-    let j = i + 1;
-    for (; j < n; j++) {
-      const d = raw.charCodeAt(j);
-      if (d >= 128 || BASE64_CHAR[d] !== 1) break;
-    }
+    // raw[last - 15, last] is in the alphabet: widen it to its run.
+    let i = last - 15;
+    while (i > from && isBase64Code(raw.charCodeAt(i - 1))) i -= 1;
+    let j = last + 1;
+    while (j < n && isBase64Code(raw.charCodeAt(j))) j += 1;
     const before = i > 0 ? raw.charCodeAt(i - 1) : 128;
-    if (j - i >= 16 && (before >= 128 || BASE64_CHAR[before] === 0)) {
+    if (before >= 128 || BASE64_CHAR[before] === 0) {
       let end = j;
       while (end < n && end - j < 2 && raw.charCodeAt(end) === 0x3d) end += 1;
       return [i, end];
     }
-    i = j;
+    last = j + 16;
   }
   return undefined;
+}
+
+/**
+ * The letters, digits, hex digits and separators (`-_/+`) of raw[start, end), a base64 run, counted in one
+ * pass: what detectBase64 asks of every run (three regex tests and a match array per run cost more than
+ * the rest of the detector: most runs are identifiers and paths).
+ */
+function base64RunTraits(raw: string, start: number, end: number): { lower: number; upper: number; digits: number; hex: number; separators: number } {
+  let lower = 0;
+  let upper = 0;
+  let digits = 0;
+  let hex = 0;
+  let separators = 0;
+  for (let k = start; k < end; k++) {
+    const c = raw.charCodeAt(k);
+    if (c >= 97 && c <= 122) {
+      lower += 1;
+      if (c <= 102) hex += 1;
+    } else if (c >= 65 && c <= 90) {
+      upper += 1;
+      if (c <= 70) hex += 1;
+    } else if (c >= 48 && c <= 57) {
+      digits += 1;
+      hex += 1;
+    } else if (c !== 0x3d) separators += 1;
+  }
+  return { lower, upper, digits, hex, separators };
 }
 
 /**
@@ -132,23 +166,20 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
   for (let run = nextBase64Run(raw, 0); run; run = nextBase64Run(raw, run[1])) {
     const start = run[0];
     const end = run[1];
-    const text = raw.slice(start, end);
-    const hasLower = /[a-z]/.test(text);
-    const hasUpper = /[A-Z]/.test(text);
-    const hasDigit = /[0-9]/.test(text);
-    if (!(hasLower && hasUpper)) {
+    const { lower, upper, digits, hex, separators } = base64RunTraits(raw, start, end);
+    const length = end - start;
+    if (lower === 0 || upper === 0) {
       // Single-case runs (base32, upper-cased base64 alphabets) cannot be decoded reliably but hide as much:
       // long ones with digits are OBF_BASE64_LONG. Hex digests up to SHA-512 (128) are checksums, not payloads.
-      if (text.length >= 80 && hasDigit && /[a-z]/i.test(text) && !(/^[0-9a-f]+$/i.test(text) && text.length <= 128) && !/[-_/+]/.test(text)) {
+      if (length >= 80 && digits > 0 && lower + upper > 0 && !(hex === length && length <= 128) && separators === 0) {
         if (decoded++ > MAX_DECODE_CANDIDATES) break;
-        emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: `Long single-case encoded run (${text.length} chars)` });
+        emit({ ruleId: 'OBF_BASE64_LONG', start, end, message: `Long single-case encoded run (${length} chars)` });
       }
       continue;
     }
-    const separators = (text.match(/[-_/+]/g) ?? []).length;
-    if (separators / text.length > 0.15) continue; // paths, slugs, kebab-case
+    if (separators / length > 0.15) continue; // paths, slugs, kebab-case
     if (decoded++ > MAX_DECODE_CANDIDATES) break;
-    const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
+    const text = raw.slice(start, end);
     const plain = decodeBase64(text);
     const printable = plain !== undefined && plain.length >= 8 && isMostlyPrintable(plain);
     if (printable) {
@@ -163,7 +194,8 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
         continue;
       }
     }
-    if (text.length < 80 || !hasDigit) continue;
+    if (text.length < 80 || digits === 0) continue;
+    const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
     if (dataUri) {
       const mime = dataUri[1]!.toLowerCase();
       const magic = DATA_URI_MAGIC[mime];
@@ -258,13 +290,18 @@ export function detectHomoglyphs(input: DetectorInput, emit: (hit: RawHit) => vo
   if (/^[\x00-\x7f]*$/.test(raw)) return;
   // Only words with a non-ASCII letter can mix scripts: jump from one to the next.
   const nonAscii = /[^\x00-\x7f]/g;
-  const wordChar = /[\p{L}\p{M}\p{N}_]/u;
+  const wordCharRe = /[\p{L}\p{M}\p{N}_]/u;
+  // ASCII (most neighbours) by its code: a one-character string and a regex test each cost more than the rest.
+  const wordChar = (k: number): boolean => {
+    const c = raw.charCodeAt(k);
+    return c < 0x80 ? isAsciiAlphanumeric(c) || c === 0x5f : wordCharRe.test(raw[k]!);
+  };
   let count = 0;
   for (let n = nonAscii.exec(raw); n; n = nonAscii.exec(raw)) {
     let start = n.index;
     let end = n.index;
-    while (start > 0 && n.index - start < 64 && wordChar.test(raw[start - 1]!)) start -= 1;
-    while (end < raw.length && end - n.index < 64 && wordChar.test(raw[end]!)) end += 1;
+    while (start > 0 && n.index - start < 64 && wordChar(start - 1)) start -= 1;
+    while (end < raw.length && end - n.index < 64 && wordChar(end)) end += 1;
     nonAscii.lastIndex = Math.max(end, n.index + 1);
     if (end - start < 2) continue;
     const m = { index: start, 0: raw.slice(start, end) };
@@ -444,32 +481,37 @@ export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void)
       message: `${what}${after ? ' with more content below it' : ''}`,
     });
   };
-  // Manual loops rather than regexes: a regex over lines of spaces backtracks.
-  let runStart = -1;
-  let runLines = 0;
-  let lineStart = 0;
-  while (lineStart <= raw.length) {
-    const nl = raw.indexOf('\n', lineStart);
-    const lineEnd = nl < 0 ? raw.length : nl;
-    let blank = true;
-    for (let k = lineStart; k < lineEnd; k++) {
-      if (!isPaddingSpace(raw.charCodeAt(k)) && raw.charCodeAt(k) !== 0x0d) {
-        blank = false;
-        break;
+  // Manual loops rather than regexes: a regex over lines of spaces backtracks. A run of blank lines
+  // is line feeds with only padding and carriage returns between them: BLANK_LINES_THRESHOLD lines
+  // are at least that many such characters in a row. Those stretches are found Boyer-Moore style
+  // (a window read from its last character back; past the first other character, the next window),
+  // so most of the text is not read, and only they are split into lines.
+  const window = BLANK_LINES_THRESHOLD;
+  for (let last = window - 1; last < raw.length;) {
+    let q = last;
+    while (q > last - window && isBlankLineCode(raw.charCodeAt(q))) q -= 1;
+    if (q > last - window) {
+      last = q + window;
+      continue;
+    }
+    let a = last - window + 1;
+    while (a > 0 && isBlankLineCode(raw.charCodeAt(a - 1))) a -= 1;
+    let b = last + 1;
+    while (b < raw.length && isBlankLineCode(raw.charCodeAt(b))) b += 1;
+    // Its blank lines: from its first line start (raw[a - 1] is no line feed) to its last line feed.
+    const first = a === 0 ? 0 : raw.indexOf('\n', a) + 1;
+    let lines = 0;
+    let lastFeed = -1;
+    if (first > 0 || a === 0) {
+      for (let k = first; k < b; k++) {
+        if (raw.charCodeAt(k) !== 0x0a) continue;
+        lines += 1;
+        lastFeed = k;
       }
     }
-    if (blank && nl >= 0) {
-      if (runStart < 0) runStart = lineStart;
-      runLines += 1;
-    } else {
-      if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, lineStart, `${runLines} consecutive blank lines`);
-      runStart = -1;
-      runLines = 0;
-    }
-    if (nl < 0) break;
-    lineStart = nl + 1;
+    if (lines >= BLANK_LINES_THRESHOLD) report(first, lastFeed + 1, `${lines} consecutive blank lines`);
+    last = b + window;
   }
-  if (runLines >= BLANK_LINES_THRESHOLD) report(runStart, raw.length, `${runLines} consecutive blank lines`);
   // Every run of SPACE_RUN_THRESHOLD or more spaces covers one of the probes (every
   // SPACE_RUN_THRESHOLD-th character): only probes that land on a space are widened to their run.
   for (let probe = SPACE_RUN_THRESHOLD - 1; probe < raw.length; probe += SPACE_RUN_THRESHOLD) {
@@ -503,6 +545,11 @@ function isCjkSpacing(raw: string, start: number, end: number): boolean {
   return isCjk(raw.charCodeAt(start - 1)) || isCjk(raw.charCodeAt(end));
 }
 
+/** The characters of a blank line and its line feed (what a run of blank lines is made of). */
+function isBlankLineCode(c: number): boolean {
+  return c === 0x0a || c === 0x0d || isPaddingSpace(c);
+}
+
 function isPaddingSpace(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0xa0 || c === 0x3000;
 }
@@ -511,12 +558,53 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** A download to a file; sticky, tried where {@link downloads} finds a command name. */
+const DOWNLOAD = /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]{0,300}?\s(?:-o|-O|--output(?:-document)?|-OutFile)(?:=|[ \t]{1,4})["']?([^\s"';&|)]{1,200})/iy;
+/** A DOWNLOAD match starts at most this far before the `-o` or `-O` it holds (the longest name, 300, `\s`, the first `-` of `--output`). */
+const DOWNLOAD_REACH = 17 + 300 + 1 + 1;
+
+/**
+ * The matches of DOWNLOAD as a global exec loop over `raw` finds them. Every match holds `-o` or `-O`
+ * (its output flags, case-insensitive) at most DOWNLOAD_REACH after its start: case-sensitive `indexOf`
+ * finds those far faster than the case-insensitive regex tries every offset of the text, and the
+ * command names are looked for only in the DOWNLOAD_REACH before each, every offset once, in order.
+ */
+function* downloads(raw: string): Generator<RegExpExecArray> {
+  const command = /curl|wget|iwr|invoke-webrequest/gi;
+  let lower = raw.indexOf('-o');
+  let upper = raw.indexOf('-O');
+  let from = 0; // where the exec loop would resume
+  let tried = 0; // offsets before this were tried
+  while (lower >= 0 || upper >= 0) {
+    const flag = lower < 0 ? upper : upper < 0 ? lower : Math.min(lower, upper);
+    if (flag === lower) lower = raw.indexOf('-o', flag + 1);
+    else upper = raw.indexOf('-O', flag + 1);
+    const start = Math.max(from, tried, flag - DOWNLOAD_REACH);
+    tried = Math.max(tried, flag);
+    if (start >= flag) continue;
+    // The slice bounds the name search: on the whole text it would run on past `flag`.
+    const window = raw.slice(start, flag);
+    for (let c = command.exec(window); c; c = command.exec(window)) {
+      DOWNLOAD.lastIndex = start + c.index;
+      const m = DOWNLOAD.exec(raw);
+      if (!m) {
+        command.lastIndex = c.index + 1;
+        continue;
+      }
+      from = m.index + m[0].length;
+      tried = Math.max(tried, from);
+      yield m;
+      // Past the window's end, exec finds nothing (and rewinds for the next window).
+      command.lastIndex = from - start;
+    }
+  }
+}
+
 /** A file saved by curl/wget and then run (sh, bash, source, chmod +x, ./file, python). */
 export function detectDownloadExec(input: DetectorInput, emit: (hit: RawHit) => void): void {
   const { raw } = input;
-  const download = /\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n]{0,300}?\s(?:-o|-O|--output(?:-document)?|-OutFile)(?:=|[ \t]{1,4})["']?([^\s"';&|)]{1,200})/gi;
   let count = 0;
-  for (let m = download.exec(raw); m; m = download.exec(raw)) {
+  for (const m of downloads(raw)) {
     let target = m[1]!;
     if (target === '-' || target.startsWith('-')) continue;
     if (/^https?:\/\//i.test(target))

@@ -30,12 +30,19 @@ export interface MarkdownRegions {
 }
 
 export function computeLineStarts(text: string): Int32Array {
-  let count = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) count += 1;
-  const starts = new Int32Array(count);
+  // One pass into a buffer sized for a line per 32 characters, doubled when short (a pass to count
+  // the lines first cost as much as the pass that records them).
+  let starts = new Int32Array(Math.max(16, text.length >> 5));
   let n = 1;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts[n++] = i + 1;
-  return starts;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
+    if (n === starts.length) {
+      const larger = new Int32Array(n * 2);
+      larger.set(starts);
+      starts = larger;
+    }
+    starts[n++] = i + 1;
+  }
+  return starts.slice(0, n);
 }
 
 /** 0-based line index of a position (binary search over line starts). */
@@ -121,6 +128,24 @@ function inlineCodeSpans(text: string, lineStart: number, lineEnd: number, out: 
   }
 }
 
+/** The first offset at or after `from` of `needle`, text.length when none; `cursor` is an earlier answer for an offset at or before `from`. */
+function nextAt(text: string, needle: string, cursor: number, from: number): number {
+  if (cursor >= from) return cursor;
+  const k = text.indexOf(needle, from);
+  return k < 0 ? text.length : k;
+}
+
+/** A code block's lead-in: the text of the line (at most 300 characters of its first 200, trimmed), '' for none (-1). */
+function leadInOf(text: string, lineStarts: Int32Array, line: number): string {
+  if (line < 0) return '';
+  const start = lineStarts[line]!;
+  const end = line + 1 < lineStarts.length ? lineStarts[line + 1]! - 1 : text.length;
+  return text
+    .slice(start, Math.min(end, start + 200))
+    .trim()
+    .slice(0, 300);
+}
+
 /** Computes the regions of a Markdown document. */
 export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLineStarts(text)): MarkdownRegions {
   const frontmatter = findFrontmatter(text);
@@ -129,18 +154,47 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
   const comments: Span[] = [];
   let line = 0;
   if (frontmatter) line = lineIndexAt(lineStarts, frontmatter.end) + 1;
-  let lastNonBlank = '';
+  // The next backtick and comment opener at or after the current line (text.length for none): found once,
+  // not per line, so a line without either is passed over without a slice or a search of its own.
+  let nextTick = -1;
+  let nextOpen = -1;
   let prevBlank = true;
   let inIndented: Span | undefined;
   const lineEndOf = (i: number): number => (i + 1 < lineStarts.length ? lineStarts[i + 1]! - 1 : text.length);
+  // The last non-blank line (its text is a code block's lead-in: built only for a block), -1 for none.
+  let lastNonBlank = -1;
 
   while (line < lineStarts.length) {
     const s = lineStarts[line]!;
     const e = lineEndOf(line);
+    if (s === e) {
+      // An empty line: blank, and nothing else to find on it.
+      prevBlank = true;
+      line += 1;
+      continue;
+    }
+    // Most lines start with a printable ASCII character other than a space, a tab, ` or ~: neither
+    // blank nor a fence nor indented code, they are prose, read only for inline code and comments.
+    const first = text.charCodeAt(s);
+    if (first > 0x20 && first < 0x7f && first !== 0x60 && first !== 0x7e) {
+      inIndented = undefined;
+      nextTick = nextAt(text, '`', nextTick, s);
+      nextOpen = nextAt(text, '<!--', nextOpen, s);
+      if (nextTick >= e && nextOpen >= e) {
+        lastNonBlank = line;
+        prevBlank = false;
+        line += 1;
+        continue;
+      }
+    }
     const head = text.slice(s, Math.min(e, s + 200));
     const blank = head.trim() === '' && (e - s <= 200 || text.slice(s, e).trim() === '');
 
-    const fence = FENCE.exec(head);
+    // FENCE needs ` or ~ after the indent: most lines that get here are blank or indented code.
+    let indent = s;
+    while (indent < e && (text.charCodeAt(indent) === 0x20 || text.charCodeAt(indent) === 0x09)) indent += 1;
+    const marker0 = text.charCodeAt(indent);
+    const fence = marker0 === 0x60 || marker0 === 0x7e ? FENCE.exec(head) : null;
     if (fence) {
       inIndented = undefined;
       const marker = fence[2]!;
@@ -149,22 +203,28 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
       for (; close < lineStarts.length; close++) {
         const cs = lineStarts[close]!;
         const ce = lineEndOf(close);
+        // A line whose first character after spaces and tabs is printable ASCII other than the marker's
+        // cannot close the block (trimmed, it starts with that character): no slice for most code lines.
+        let k = cs;
+        while (k < ce && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x09)) k += 1;
+        const c = text.charCodeAt(k);
+        if (k < ce && c > 0x20 && c < 0x7f && c !== marker.charCodeAt(0)) continue;
         const candidate = text.slice(cs, Math.min(ce, cs + 200)).trim();
         if (candidate.length >= marker.length && candidate[0] === marker[0] && /^(`+|~+)$/.test(candidate)) break;
       }
       const end = close < lineStarts.length ? lineEndOf(close) : text.length;
-      spans.push({ start: s, end, region: 'fenced-code', lang, leadIn: lastNonBlank });
-      lastNonBlank = '';
+      spans.push({ start: s, end, region: 'fenced-code', lang, leadIn: leadInOf(text, lineStarts, lastNonBlank) });
+      lastNonBlank = -1;
       prevBlank = false;
       line = close + 1;
       continue;
     }
 
-    const indented = /^( {4}|\t)/.test(head) && !blank;
+    const indented = (first === 0x09 || text.startsWith('    ', s)) && !blank;
     if (indented && (prevBlank || inIndented)) {
       if (inIndented) inIndented.end = e;
       else {
-        inIndented = { start: s, end: e, region: 'indented-code', lang: '', leadIn: lastNonBlank };
+        inIndented = { start: s, end: e, region: 'indented-code', lang: '', leadIn: leadInOf(text, lineStarts, lastNonBlank) };
         spans.push(inIndented);
       }
       prevBlank = false;
@@ -207,7 +267,7 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
       prevBlank = false;
       continue;
     }
-    if (!blank) lastNonBlank = head.trim().slice(0, 300);
+    if (!blank) lastNonBlank = line;
     prevBlank = blank;
     line += 1;
   }

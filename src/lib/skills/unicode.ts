@@ -9,6 +9,22 @@ const EXTENDED_PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const LETTER = /\p{L}/u;
 const MARK = /\p{M}/u;
 
+/** Answers of `test` per code point: a text repeats few distinct characters, and a string and a regex test per call cost ten times a look-up. */
+function memoized(test: (cp: number) => boolean): (cp: number) => boolean {
+  const known = new Map<number, boolean>();
+  return (cp) => {
+    let answer = known.get(cp);
+    if (answer === undefined) {
+      answer = test(cp);
+      known.set(cp, answer);
+    }
+    return answer;
+  };
+}
+
+const defaultIgnorable = memoized((cp) => DEFAULT_IGNORABLE.test(String.fromCodePoint(cp)));
+const mark = memoized((cp) => MARK.test(String.fromCodePoint(cp)));
+
 /** Unicode tag block (U+E0000-U+E007F): invisible ASCII look-alikes used to smuggle text. */
 export function isTagCharacter(cp: number): boolean {
   return cp >= 0xe0000 && cp <= 0xe007f;
@@ -32,7 +48,7 @@ export function isBidiOverride(cp: number): boolean {
 export function isInvisible(cp: number): boolean {
   if (cp < 0xa0) return false;
   if (cp === 0x2800 || cp === 0x2028 || cp === 0x2029) return true;
-  return DEFAULT_IGNORABLE.test(String.fromCodePoint(cp));
+  return defaultIgnorable(cp);
 }
 
 export function isEmoji(cp: number): boolean {
@@ -49,7 +65,7 @@ export function isLetter(cp: number): boolean {
 
 export function isCombiningMark(cp: number): boolean {
   if (cp < 0x300) return false;
-  return MARK.test(String.fromCodePoint(cp));
+  return mark(cp);
 }
 
 export function isAsciiAlphanumeric(cp: number): boolean {

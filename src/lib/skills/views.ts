@@ -372,6 +372,8 @@ function stringSource(text: string): Source {
 /** The same reads over a view made of ranges, offset by offset as over its whole text (a surrogate pair split by a removed comment is one code point, as in the text). */
 function rangedSource(r: Ranged): Source {
   const length = r.viewStarts[r.viewStarts.length - 1]!;
+  /** The first non-ASCII base offset after the last ASCII run looked up (normalizedView asks nextSpecial for increasing offsets). */
+  let nonAscii = -1;
   const code = (offset: number): number => {
     if (offset < 0 || offset >= length) return NaN;
     const k = pieceOf(r, offset);
@@ -398,7 +400,11 @@ function rangedSource(r: Ranged): Source {
         while (r.viewStarts[k + 1]! <= p) k += 1;
         const end = r.viewStarts[k + 1]!;
         const offset = r.baseStarts[k]! - r.viewStarts[k]!;
-        while (p < end && r.base.charCodeAt(p + offset) < 0x80) p += 1;
+        if (r.base.charCodeAt(p + offset) < 0x80) {
+          // The base's next non-ASCII offset is kept: an ASCII run through many short pieces is read once.
+          if (nonAscii <= p + offset) nonAscii = asciiRunEnd(r.base, p + offset);
+          p = Math.min(end, nonAscii - offset);
+        }
         if (p >= end) continue;
         const cp = point(p);
         const width = cp > 0xffff ? 2 : 1;
@@ -419,6 +425,19 @@ function rangedSource(r: Ranged): Source {
 }
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/** Sticky: the run of ASCII characters at `lastIndex`, possibly empty (`test` leaves `lastIndex` at its end). */
+const ASCII_RUN = /[\x00-\x7f]*/y;
+
+/**
+ * The first offset at or after `from` (< text.length) that holds no ASCII character, or text.length:
+ * the regex engine's native loop over the run, where a loop of `charCodeAt` costs several times more
+ * (the normalized views skip the whole text's ASCII this way).
+ */
+function asciiRunEnd(text: string, from: number): number {
+  ASCII_RUN.lastIndex = from;
+  ASCII_RUN.test(text);
+  return ASCII_RUN.lastIndex;
+}
 
 /**
  * NFKC + case fold + invisible and bidi characters removed + tag characters
@@ -466,7 +485,10 @@ export function needsNormalizedView(text: string): boolean {
 function nextSpecial(text: string, from: number): number {
   for (let p = from; p < text.length; p++) {
     const c = text.charCodeAt(p);
-    if (c < 0x80) continue;
+    if (c < 0x80) {
+      p = asciiRunEnd(text, p) - 1;
+      continue;
+    }
     const cp = text.codePointAt(p)!;
     const width = cp > 0xffff ? 2 : 1;
     if (cp === 0x3a3 || cp === 0x130 || changesUnderNormalization(cp)) return p;

@@ -64,7 +64,8 @@ export const CREDENTIAL_RULES: readonly Rule[] = [
     help: 'A skill that asks for ~/** or /** can read every credential of the user. Scope paths to the project.',
     pattern: /["']?(?:~|\$HOME)\/\*\*["']?|["']\/\*\*["']/gi,
     regions: ['frontmatter', 'description'],
-    triggers: ['**'],
+    // Both alternatives hold `/**`; `**` alone is every Markdown bold (15,000 windows in the benign corpus).
+    triggers: ['/**'],
     worstCase: '~/** ~/*',
   },
 ];

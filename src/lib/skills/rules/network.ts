@@ -95,8 +95,11 @@ export const NETWORK_RULES: readonly Rule[] = [
       String.raw`\b(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|tftp|rsync|ssh|invoke-webrequest|iwr|invoke-restmethod|irm|urlopen|requests\.(?:get|post))\b[^\n]{0,200}?${IPV4}|\b(?:https?|ftp|tcp|udp):\/\/${IPV4}`,
       'gi',
     ),
-    // Every match holds an address, so a digit followed by a dot (a bare `.` is in every sentence).
-    triggers: ['0.', '1.', '2.', '3.', '4.', '5.', '6.', '7.', '8.', '9.'],
+    // Every match starts with a command name or a URL scheme: those, rather than the address's digit and
+    // dot (version numbers, decimals and numbered lists put one in most paragraphs).
+    triggers: ['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'ftp', 'tftp', 'rsync', 'ssh', 'invoke-webrequest', 'iwr', 'invoke-restmethod', 'irm', 'urlopen', 'requests.', '://'],
+    // After `\b` (the command names): not the `nc` of `once`, the `irm` of `confirm`, the `scp` of `wscp`.
+    wordStartTriggers: ['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'ftp', 'tftp', 'rsync', 'ssh', 'invoke-webrequest', 'iwr', 'invoke-restmethod', 'irm', 'urlopen', 'requests.'],
     check: (ctx) => {
       const ip = /(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/.exec(ctx.match[0].slice(-15));
       return ip !== null && isPublicIpv4(ip[0]);
