@@ -5,7 +5,7 @@
  * invisible characters, tag characters, full-width or Cyrillic letters) do
  * not move or hide a finding.
  */
-import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter } from './unicode.js';
+import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter, memoizedPerCodePoint } from './unicode.js';
 import { htmlCommentSpans } from './sanitize.js';
 import type { ScanView } from './types.js';
 
@@ -447,20 +447,13 @@ function asciiRunEnd(text: string, from: number): number {
  * to a raw range.
  */
 /** Per code point: does the normalized view change it beyond lower-casing? Computed once per distinct character. */
-const CHANGES_UNDER_NORMALIZATION = new Map<number, boolean>();
-
-function changesUnderNormalization(cp: number): boolean {
-  let known = CHANGES_UNDER_NORMALIZATION.get(cp);
-  if (known === undefined) {
-    const ch = String.fromCodePoint(cp);
-    const folded = ch.normalize('NFKC').toLowerCase();
-    let skeleton = '';
-    for (const c of folded) skeleton += confusableSkeleton(c.codePointAt(0)!) ?? c;
-    known = isTagCharacter(cp) || isInvisible(cp) || isBidiControl(cp) || isCombiningMark(cp) || skeleton !== ch.toLowerCase();
-    CHANGES_UNDER_NORMALIZATION.set(cp, known);
-  }
-  return known;
-}
+const changesUnderNormalization = memoizedPerCodePoint((cp) => {
+  const ch = String.fromCodePoint(cp);
+  const folded = ch.normalize('NFKC').toLowerCase();
+  let skeleton = '';
+  for (const c of folded) skeleton += confusableSkeleton(c.codePointAt(0)!) ?? c;
+  return isTagCharacter(cp) || isInvisible(cp) || isBidiControl(cp) || isCombiningMark(cp) || skeleton !== ch.toLowerCase();
+});
 
 /**
  * True when some character of the text normalizes to something else than its lower case:
