@@ -112,6 +112,18 @@ describe('direct tools/call: the SDK path, without its request machinery', () =>
     expect(viaSdk[1]).toMatchObject({ error: { code: 'mcp_error' } });
   });
 
+  it('calls waiting together each time out on their own, the others answered meanwhile', async () => {
+    const c = clients();
+    await c.listTools('edge');
+    const first = c.callTool('edge', 'hang', {});
+    await new Promise((r) => setTimeout(r, 100));
+    const [a, b, pong] = await Promise.allSettled([first, c.callTool('edge', 'hang', {}), c.callTool('edge', 'ping', {})]);
+    expect(a).toMatchObject({ status: 'rejected', reason: { code: 'mcp_timeout' } });
+    expect(b).toMatchObject({ status: 'rejected', reason: { code: 'mcp_timeout' } });
+    expect(pong).toMatchObject({ status: 'fulfilled', value: { content: [{ type: 'text', text: 'pong' }] } });
+    expect(await c.callTool('edge', 'ping', {})).toMatchObject({ content: [{ text: 'pong' }] });
+  });
+
   it('a tool with an output schema still goes through the SDK (which checks its structured content)', async () => {
     const request = vi.spyOn(Client.prototype, 'request');
     const c = clients();

@@ -174,7 +174,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
     }
     if (stdio) {
       const { directToolCalls } = await import('./direct-call.js');
-      conn.direct = directToolCalls(stdio, callToolResultCheck(CallToolResultSchema), (code, message, data) => McpError.fromError(code, message, data));
+      conn.direct = directToolCalls(stdio, timeoutOf(name), callToolResultCheck(CallToolResultSchema), (code, message, data) => McpError.fromError(code, message, data));
     }
     opened.set(name, conn);
     return conn;
@@ -273,7 +273,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       const conn = ready(server);
       // The common call, a listed plain tool of a running stdio server: no async frame, no SDK request.
       if (conn?.direct !== undefined && conn.plain?.has(tool)) {
-        return conn.direct(tool, args, timeoutOf(server)).catch((err: unknown) => {
+        return conn.direct(tool, args).catch((err: unknown) => {
           throw translate(server, err, conn);
         });
       }

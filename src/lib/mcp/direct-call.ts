@@ -7,7 +7,10 @@
  * (`isJSONRPCResultResponse`) and a zod parse of the result; for a fresh comis
  * that is most of the MCP client's share of a call. Here a call is one pending
  * entry, one timer and one write, and the reply is matched by id before the
- * SDK sees it.
+ * SDK sees it. The call timeout is one timer per server, not one per call:
+ * Node keeps a list per timer duration and drops it once empty, so a timer
+ * set and cleared on every call also makes and drops that list and moves it
+ * in the timers' priority queue each time.
  *
  * What stays the SDK's: everything else. Calls use negative ids, which the
  * SDK (counting up from 0) never sends; any other message, and a reply to a
@@ -34,7 +37,8 @@ const CONNECTION_CLOSED = -32000;
 interface Pending {
   resolve: (result: CallToolResult) => void;
   reject: (err: unknown) => void;
-  timer: NodeJS.Timeout;
+  /** performance.now() past which the call fails with the timeout. */
+  deadline: number;
 }
 
 /** A reply to a request: `{id, result}` or `{id, error}`, no method. */
@@ -45,15 +49,40 @@ interface Reply {
   error?: { code: number; message: string; data?: unknown };
 }
 
-export type DirectToolCall = (tool: string, args: Record<string, unknown>, timeoutMs: number) => Promise<CallToolResult>;
+export type DirectToolCall = (tool: string, args: Record<string, unknown>) => Promise<CallToolResult>;
 
 /**
  * Installs the direct path on a connected transport (after `Client.connect`,
- * whose handlers it wraps) and returns the call function.
+ * whose handlers it wraps) and returns the call function; each call fails
+ * after `timeoutMs` (the server's call timeout) without a reply.
  */
-export function directToolCalls(transport: ReapedStdioTransport, check: (result: unknown) => CallToolResult, mcpError: McpErrorOf): DirectToolCall {
+export function directToolCalls(transport: ReapedStdioTransport, timeoutMs: number, check: (result: unknown) => CallToolResult, mcpError: McpErrorOf): DirectToolCall {
+  /** The calls waiting, oldest first: with one timeout for all, also in the order of their deadlines. */
   const pending = new Map<number, Pending>();
   let lastId = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Fails the calls past their deadline; set again for the oldest left, if any. */
+  function sweep(): void {
+    timer = undefined;
+    const now = performance.now();
+    for (const [id, p] of pending) {
+      if (p.deadline > now) {
+        arm(p.deadline - now);
+        return;
+      }
+      pending.delete(id);
+      const err = mcpError(REQUEST_TIMEOUT, 'Request timed out', { timeout: timeoutMs });
+      // As the SDK does: the server may stop the work; a failed notice changes nothing for the call.
+      transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(err) } }).catch(() => undefined);
+      p.reject(err);
+    }
+  }
+  // Unreferenced: it may stay set after the last reply (clearing it is the churn avoided above); a call waiting keeps comis up through the server's pipes.
+  function arm(ms: number): void {
+    timer = setTimeout(sweep, ms);
+    timer.unref();
+  }
 
   const sdkMessage = transport.onmessage;
   transport.onmessage = (message: JSONRPCMessage) => {
@@ -64,7 +93,6 @@ export function directToolCalls(transport: ReapedStdioTransport, check: (result:
       return;
     }
     pending.delete(reply.id as number);
-    clearTimeout(p.timer);
     if (reply.error !== undefined) {
       p.reject(mcpError(reply.error.code, reply.error.message, reply.error.data));
       return;
@@ -81,29 +109,18 @@ export function directToolCalls(transport: ReapedStdioTransport, check: (result:
   const sdkClose = transport.onclose;
   transport.onclose = () => {
     sdkClose?.();
-    for (const p of pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(mcpError(CONNECTION_CLOSED, 'Connection closed'));
-    }
+    clearTimeout(timer);
+    for (const p of pending.values()) p.reject(mcpError(CONNECTION_CLOSED, 'Connection closed'));
     pending.clear();
   };
 
-  return (tool, args, timeoutMs) =>
+  return (tool, args) =>
     new Promise<CallToolResult>((resolve, reject) => {
       const id = --lastId;
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        const err = mcpError(REQUEST_TIMEOUT, 'Request timed out', { timeout: timeoutMs });
-        // As the SDK does: the server may stop the work; a failed notice changes nothing for the call.
-        transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(err) } }).catch(() => undefined);
-        reject(err);
-      }, timeoutMs);
-      pending.set(id, { resolve, reject, timer });
+      pending.set(id, { resolve, reject, deadline: performance.now() + timeoutMs });
+      if (timer === undefined) arm(timeoutMs);
       transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } }).catch((err: unknown) => {
-        if (pending.delete(id)) {
-          clearTimeout(timer);
-          reject(err);
-        }
+        if (pending.delete(id)) reject(err);
       });
     });
 }
