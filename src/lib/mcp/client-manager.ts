@@ -20,6 +20,7 @@ import type { z } from 'zod/v4';
 import type { McpServerConfig } from '../config/mcp-schema.js';
 import { registerSecret } from '../redact/output-guard.js';
 import { resolveSourceProfile, type SourceProfile } from '../policy/source-profiles.js';
+import type { DirectToolCall } from './direct-call.js';
 import type { ReapedStdioTransport } from './stdio-transport.js';
 
 /** Everything one server may send in a run (many calls), before comis cuts it off. */
@@ -55,6 +56,10 @@ interface Connection {
   /** What `tools/call` results are checked with (fast-reply.ts). */
   resultSchema: z.ZodType<CallToolResult>;
   stdio?: ReapedStdioTransport;
+  /** A stdio server's `tools/call` without the SDK's request machinery (direct-call.ts). */
+  direct?: DirectToolCall;
+  /** Tools of the listed ones the direct path may call: those whose result the SDK checks no further (no output schema, no required task). */
+  plain?: ReadonlySet<string>;
   tools?: Promise<Tool[]>;
   failed?: McpClientError;
 }
@@ -108,7 +113,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
   };
 
   async function open(name: string, config: McpServerConfig): Promise<Connection> {
-    const [{ Client }, { deserializeMessage }, { CallToolResultSchema }, { z }, { replyDeserializer, callToolResultSchema }] = await Promise.all([
+    const [{ Client }, { deserializeMessage }, { CallToolResultSchema, McpError }, { z }, { replyDeserializer, callToolResultCheck, callToolResultSchema }] = await Promise.all([
       import('@modelcontextprotocol/sdk/client/index.js'),
       import('@modelcontextprotocol/sdk/shared/stdio.js'),
       import('@modelcontextprotocol/sdk/types.js'),
@@ -167,6 +172,10 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
         timedOut ? `mcp server "${name}" did not answer initialize within ${config.startupTimeoutMs} ms (mcp.servers.${name}.startupTimeoutMs)` : `mcp server "${name}" did not start: ${scrubUrl(name, shortReason(err))}`,
       );
     }
+    if (stdio) {
+      const { directToolCalls } = await import('./direct-call.js');
+      conn.direct = directToolCalls(stdio, timeoutOf(name), callToolResultCheck(CallToolResultSchema), (code, message, data) => McpError.fromError(code, message, data));
+    }
     opened.set(name, conn);
     return conn;
   }
@@ -224,6 +233,17 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
     return new McpClientError('mcp_error', `mcp server "${name}" answered an error: ${scrubUrl(name, shortReason(err))}`);
   }
 
+  /** Any other call (a server still starting, an HTTP server, a tool with an output schema): the SDK's `callTool`. */
+  async function callToolThroughSdk(server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+    const conn = ready(server) ?? (await connect(server));
+    try {
+      // The schema's type is the SDK's own result type; the SDK's parameter names only its two schema objects.
+      return await request(server, (o) => conn.client.callTool({ name: tool, arguments: args }, conn.resultSchema as never, o));
+    } catch (err) {
+      throw translate(server, err, conn);
+    }
+  }
+
   return {
     profile,
     has: (server) => Object.hasOwn(options.servers, server),
@@ -239,6 +259,7 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
           cursor = res.nextCursor;
           if (!cursor || tools.length >= 1000) break;
         }
+        conn.plain = new Set(tools.filter((t) => t.outputSchema === undefined && t.execution?.taskSupport !== 'required').map((t) => t.name));
         return tools;
       })();
       try {
@@ -248,16 +269,18 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
         throw translate(server, err, conn);
       }
     },
-    async callTool(server, tool, args) {
-      const conn = ready(server) ?? (await connect(server));
-      try {
-        // The schema's type is the SDK's own result type; the SDK's parameter names only its two schema objects.
-        return await request(server, (o) => conn.client.callTool({ name: tool, arguments: args }, conn.resultSchema as never, o));
-      } catch (err) {
-        throw translate(server, err, conn);
+    callTool(server, tool, args) {
+      const conn = ready(server);
+      // The common call, a listed plain tool of a running stdio server: no async frame, no SDK request.
+      if (conn?.direct !== undefined && conn.plain?.has(tool)) {
+        return conn.direct(tool, args).catch((err: unknown) => {
+          throw translate(server, err, conn);
+        });
       }
+      return callToolThroughSdk(server, tool, args);
     },
     serverPids: (server) => settled.get(server)?.stdio?.treePids() ?? [],
+    // The schema's type is the SDK's own result type; the SDK's parameter names only its two schema objects.
     serverStderr: (server) => settled.get(server)?.stdio?.stderr ?? '',
     async closeAll() {
       closed = true;

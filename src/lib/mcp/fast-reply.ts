@@ -77,15 +77,20 @@ function isTextOnlyResult(r: unknown): r is CallToolResult {
 }
 
 /**
- * The result schema comis asks `tools/call` with: a text-only result as it
- * came, any other through `CallToolResultSchema`, whose ZodError (thrown
- * here, it rejects the call as the SDK's own check did) is the call's error.
+ * The check of a `tools/call` result: a text-only result as it came, any
+ * other through `CallToolResultSchema`, whose ZodError (thrown here, it
+ * rejects the call as the SDK's own check did) is the call's error.
  */
-export function callToolResultSchema(zod: typeof z, sdkSchema: z.ZodType<CallToolResult>): z.ZodType<CallToolResult> {
-  return zod.unknown().transform((r): CallToolResult => {
+export function callToolResultCheck(sdkSchema: z.ZodType<CallToolResult>): (result: unknown) => CallToolResult {
+  return (r) => {
     if (isTextOnlyResult(r)) return r;
     const parsed = sdkSchema.safeParse(r);
     if (!parsed.success) throw parsed.error;
     return parsed.data;
-  });
+  };
+}
+
+/** {@link callToolResultCheck} as the result schema the SDK's `callTool` asks for (a throw in a transform propagates, the same error). */
+export function callToolResultSchema(zod: typeof z, sdkSchema: z.ZodType<CallToolResult>): z.ZodType<CallToolResult> {
+  return zod.unknown().transform(callToolResultCheck(sdkSchema));
 }

@@ -43,22 +43,31 @@ export function createRunMcp(options: RunMcpOptions): RunMcp {
   // results module are looked up once, then reused without a promise hop or a copy per call.
   const lists = new Map<string, McpToolInfo[]>();
   let results: typeof import('./results.js') | undefined;
+  async function fetchTools(server: string): Promise<McpToolInfo[]> {
+    const tools = await (made ?? (await get())).listTools(server);
+    const list = tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+    lists.set(server, list);
+    return list;
+  }
+  async function firstCall(server: string, tool: string, args: Record<string, unknown>): Promise<unknown> {
+    const c = made ?? (await get());
+    const raw = await c.callTool(server, tool, args);
+    results ??= await import('./results.js');
+    return results.toScriptResult(raw, { server, tool }, c.profile, options.results);
+  }
+  // Not async functions: once the client, the list and the results module are known, a call is the client's promise and one reaction.
   const surface: McpGateSurface = {
     allow: parseAllowlist(options.allow),
     configured: (server) => Object.hasOwn(servers, server),
-    async listTools(server): Promise<McpToolInfo[]> {
+    listTools(server) {
       const known = lists.get(server);
-      if (known) return known;
-      const tools = await (made ?? (await get())).listTools(server);
-      const list = tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
-      lists.set(server, list);
-      return list;
+      return known === undefined ? fetchTools(server) : Promise.resolve(known);
     },
-    async call(server, tool, args) {
-      const c = made ?? (await get());
-      const raw = await c.callTool(server, tool, args);
-      results ??= await import('./results.js');
-      return results.toScriptResult(raw, { server, tool }, c.profile, options.results);
+    call(server, tool, args) {
+      const c = made;
+      const r = results;
+      if (c === undefined || r === undefined) return firstCall(server, tool, args);
+      return c.callTool(server, tool, args).then((raw) => r.toScriptResult(raw, { server, tool }, c.profile, options.results));
     },
   };
   return {
