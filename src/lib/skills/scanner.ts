@@ -82,7 +82,7 @@ const COMPILED: readonly CompiledRule[] = [...RULES.filter((r): r is PatternRule
 }));
 /** The one pass over a view: every rule's triggers. Rules without triggers run over the whole view. */
 const AUTOMATON = new TriggerAutomaton(COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [], wordStart: c.rule.kind === 'pattern' ? c.rule.wordStartTriggers : undefined })));
-/** How far around a derived view's window triggers are looked for (every rule's extent: computed when a derived view is first scanned). */
+/** How far after a derived view's window triggers are looked for (every rule's extent: computed when a derived view is first scanned). */
 let triggerMargin: number | undefined;
 function triggerMarginOf(): number {
   triggerMargin ??= Math.max(...COMPILED.map((c) => extentOf(c).before)) + 1;
@@ -102,9 +102,11 @@ function candidateWindows(text: string, ranges: readonly (readonly [number, numb
       if (hi > lo) (windows[r] ??= []).push(lo, hi - 1);
     }
     if (!prefilter) continue;
-    // The raw view is scanned whole: no margin (nor every rule's extent) needed.
+    // A match contains its trigger, so a trigger that starts before lo opens no window here: the
+    // scan starts at lo. After hi it goes on as far as a match starting before hi can reach (the
+    // raw view is scanned whole: no margin, nor every rule's extent, needed).
     const margin = lo === 0 && hi === text.length ? 0 : triggerMarginOf();
-    AUTOMATON.scan(text, Math.max(0, lo - margin), Math.min(text.length, hi + margin), (r, start, end) => {
+    AUTOMATON.scan(text, lo, Math.min(text.length, hi + margin), (r, start, end) => {
       const c = extentOf(COMPILED[r]!);
       const from = Math.max(lo, end - c.before);
       const to = Math.min(hi - 1, start);
