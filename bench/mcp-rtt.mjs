@@ -24,9 +24,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-
+import { startClient, threadCpuUs } from './lib/mcp-client-child.mjs';
 import { JAIL_TURNS_SOURCE, median, pct, startTurnedRun } from './lib/turns.mjs';
 
 // BENCH_ROOT: another checkout's build (its bin/comis.js), to compare two trees with the same bench.
@@ -43,14 +41,6 @@ const workspace = join(home, 'workspaces', 'default');
 mkdirSync(workspace, { recursive: true });
 
 const fmt = (ms) => `${(ms * 1000).toFixed(0)} µs`;
-// CPU time of a process's main thread, in µs (/proc/<pid>/schedstat: ns on the CPU; 0 where absent).
-const threadCpuUs = (pid) => {
-  try {
-    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
-  } catch {
-    return 0;
-  }
-};
 // The host pid of the edge server comis started for its run (under its bubblewrap): the edge
 // server process that is not the in-process client's own.
 const edgeServerPid = (not) => {
@@ -100,32 +90,7 @@ for (let b = 0; b < ${blocks}; b++) {
  * timed calls and returns their latencies and CPU per call (the client's, its server's main thread).
  */
 async function inProcessClient() {
-  if (sharedBaseline) {
-    const client = new Client({ name: 'bench', version: '0' });
-    const t0 = performance.now();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [edge], stderr: 'ignore' });
-    await client.connect(transport);
-    await client.listTools();
-    const startMs = performance.now() - t0;
-    for (let i = 0; i < warm; i++) await client.callTool({ name: 'ping', arguments: {} });
-    return {
-      startMs,
-      serverPid: transport.pid,
-      async block(n) {
-        const lat = [];
-        const c0 = process.cpuUsage();
-        const s0 = threadCpuUs(transport.pid);
-        for (let i = 0; i < n; i++) {
-          const t = performance.now();
-          await client.callTool({ name: 'ping', arguments: {} });
-          lat.push(performance.now() - t);
-        }
-        const c = process.cpuUsage(c0);
-        return { lat, cpu: { client: (c.user + c.system) / n, server: (threadCpuUs(transport.pid) - s0) / n } };
-      },
-      close: () => client.close(),
-    };
-  }
+  if (sharedBaseline) return startClient(edge, warm);
   const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'lib/mcp-client-child.mjs'), [edge, String(warm)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   // One request at a time: the reply to it, or the child's exit while it is pending.
   let waiting;
