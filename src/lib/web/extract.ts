@@ -236,20 +236,7 @@ function cleanAsciiFastPath(body: Buffer, kind: 'csv' | 'text', maxChars: number
       if (nl !== -1) end = nl + 1;
     }
     const bytes = body.subarray(0, end);
-    let text: string | undefined;
-    const decoded = (): string => (text ??= bytes.toString('latin1'));
-    return {
-      kind: 'csv',
-      title: '',
-      get content() {
-        return decoded();
-      },
-      get text() {
-        return decoded();
-      },
-      cut: false,
-      bytes,
-    };
+    return fromBytes('csv', bytes, () => bytes.toString('latin1'), false);
   }
   return textFastPath(body, body.length, maxChars, envelope);
 }
@@ -278,19 +265,24 @@ function textFastPath(head: Buffer, total: number, maxChars: number, envelope: (
   const kept = prefix.subarray(0, maxChars);
   const opening = shell.slice(0, open);
   const closing = `${kept[kept.length - 1] === 0x0a ? '' : '\n'}${shell.slice(open + 2)}`;
-  let wrapped: string | undefined;
-  const decoded = (): string => (wrapped ??= `${opening}${kept.toString('latin1')}${closing}`);
+  const bytes = Buffer.concat([Buffer.from(opening, 'utf8'), kept, Buffer.from(closing, 'utf8')]);
+  return fromBytes('text', bytes, () => `${opening}${kept.toString('latin1')}${closing}`, true);
+}
+
+/** A fast path's payload: its bytes as they are written, its text (`decode`) made once and only if asked for. */
+function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: boolean): Extracted {
+  let text: string | undefined;
   return {
-    kind: 'text',
+    kind,
     title: '',
     get content() {
-      return decoded();
+      return (text ??= decode());
     },
     get text() {
-      return decoded();
+      return (text ??= decode());
     },
-    cut: true,
-    bytes: Buffer.concat([Buffer.from(opening, 'utf8'), kept, Buffer.from(closing, 'utf8')]),
+    cut,
+    bytes,
   };
 }
 
