@@ -8,7 +8,7 @@ export interface Home {
   home: string;
   workspace: (agent?: string) => string;
   script: (name: string, code: string) => string;
-  run: (args: string[], options?: { env?: Record<string, string | undefined>; input?: string }) => CliResult;
+  run: (args: string[], options?: { env?: Record<string, string | undefined>; input?: string; timeoutMs?: number }) => CliResult;
 }
 
 /** An isolated COMIS_HOME with an optional config, and a helper to run `comis` in it. */

@@ -311,7 +311,9 @@ describe('stale run directories', () => {
 describe('workspace quota (on by default)', () => {
   const config = (mb: number, inodes: number): string => `agents:\n  default:\n    autonomy:\n      limits:\n        workspaceMb: ${mb}\n        workspaceInodes: ${inodes}\n`;
   const orchestrate = (h: Home, name: string, code: string): { status: number | null; body: any } => {
-    const r = h.run(['orchestrate', h.script(name, code), '--json', '--timeout-ms', '60000']);
+    // The post-run strip walks every entry the script left (60,000 directories: ~13 s alone, several
+    // times that beside the rest of the suite): the command gets the test's whole budget, not 120 s.
+    const r = h.run(['orchestrate', h.script(name, code), '--json', '--timeout-ms', '60000'], { timeoutMs: 140_000 });
     // Not root, a directory the script left at 000 would stop the temp-dir cleanup.
     const hide = join(h.home, 'workspaces', 'default', 'hide');
     if (existsSync(hide)) chmodSync(hide, 0o700);

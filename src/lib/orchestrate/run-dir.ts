@@ -23,7 +23,7 @@
  * symlink mid-walk (by any holder of the jail uid) is unlinked as a link,
  * never descended into.
  */
-import { constants, lstatSync, mkdirSync, chmodSync } from 'node:fs';
+import { constants, lstatSync, mkdirSync, chmodSync, type Stats } from 'node:fs';
 import { chmod, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -258,7 +258,7 @@ export async function stripWorkspace(root: string): Promise<StripReport> {
   const report: StripReport = { changed: 0, sealed: 0, failed: 0 };
   const top = await open(root, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   try {
-    await narrow(top, STRIP_ROOT_BITS, report);
+    await narrow(top, await top.stat(), STRIP_ROOT_BITS, report);
     await stripBelow(top.fd, 0, report);
   } finally {
     await top.close();
@@ -266,9 +266,8 @@ export async function stripWorkspace(root: string): Promise<StripReport> {
   return report;
 }
 
-/** Clears the strip bits of the inode `h` names (an O_PATH fd: chmod through /proc/self/fd). */
-async function narrow(h: FileHandle, mask: number, report: StripReport): Promise<void> {
-  const st = await h.stat();
+/** Clears the strip bits of the inode `h` names (an O_PATH fd: chmod through /proc/self/fd), `st` its fstat. */
+async function narrow(h: FileHandle, st: Stats, mask: number, report: StripReport): Promise<void> {
   if ((st.mode & mask) === 0) return;
   try {
     await chmod(`/proc/self/fd/${h.fd}`, st.mode & 0o7777 & ~mask);
@@ -297,7 +296,7 @@ async function stripBelow(dirFd: number, depth: number, report: StripReport): Pr
     try {
       const st = await h.stat();
       if (st.isSymbolicLink()) continue;
-      await narrow(h, st.isDirectory() ? STRIP_DIR_BITS : STRIP_FILE_BITS, report);
+      await narrow(h, st, st.isDirectory() ? STRIP_DIR_BITS : STRIP_FILE_BITS, report);
       if (!st.isDirectory()) continue;
       if (depth + 1 >= MAX_CLEANUP_DEPTH) report.sealed++;
       else await stripBelow(h.fd, depth + 1, report);
