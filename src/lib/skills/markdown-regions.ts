@@ -45,16 +45,24 @@ export function computeLineStarts(text: string): Int32Array {
   return starts.slice(0, n);
 }
 
-/** 0-based line index of a position (binary search over line starts). */
-export function lineIndexAt(lineStarts: Int32Array, position: number): number {
+/**
+ * Index of the last of the ascending `starts[0..last]` at or before `position`
+ * (0 when none): a binary search, for line starts, sentence starts and a view's pieces.
+ */
+export function lastStartAtOrBefore(starts: ArrayLike<number>, position: number, last = starts.length - 1): number {
   let lo = 0;
-  let hi = lineStarts.length - 1;
+  let hi = last;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (lineStarts[mid]! <= position) lo = mid;
+    if (starts[mid]! <= position) lo = mid;
     else hi = mid - 1;
   }
   return lo;
+}
+
+/** 0-based line index of a position (binary search over line starts). */
+export function lineIndexAt(lineStarts: Int32Array, position: number): number {
+  return lastStartAtOrBefore(lineStarts, position);
 }
 
 const FRONTMATTER_OPEN = /^\uFEFF?(---[A-Za-z]*)[ \t]*\r?$/;

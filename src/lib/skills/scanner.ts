@@ -9,7 +9,7 @@
  * Pure: no I/O, no clock. Linear time in the input (see rules.ts).
  */
 import { detectBase64, detectCharCodes, detectDownloadExec, detectHexPayload, detectHomoglyphs, detectHtmlComments, detectInvisibles, detectPadding, type DetectorInput, type InnerHit, type RawHit } from './detectors.js';
-import { analyzeMarkdown, computeLineStarts, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
+import { analyzeMarkdown, computeLineStarts, lastStartAtOrBefore, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
 import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchContext } from './rules.js';
 import { CHECK_CONTEXT } from './rules/types.js';
 import { sentenceBefore } from './rules/fragments.js';
@@ -291,18 +291,6 @@ class FindingSink {
   }
 }
 
-/** Index of the last start at or before `position` (0 when none). */
-function unitIndexAt(starts: readonly number[], position: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= position) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 const SENTENCE_END = /[.!?](?=[\s"'”)]|$)|\n(?=[ \t]{0,8}(?:[-*+>#]|\d{1,3}[.)])[ \t])/g;
 
 /**
@@ -344,7 +332,7 @@ class Units {
   unitAt(scope: 'sentence' | 'paragraph' | 'file', position: number): [number, number] {
     if (scope === 'file') return [0, this.text.length];
     const paragraphs = this.paragraphBounds();
-    const p = unitIndexAt(paragraphs.starts, position);
+    const p = lastStartAtOrBefore(paragraphs.starts, position);
     const ps = paragraphs.starts[p]!;
     const pe = paragraphs.ends[p]!;
     if (scope === 'paragraph') return [ps, pe];
@@ -364,7 +352,7 @@ class Units {
       inside = { starts, ends };
       this.sentences.set(p, inside);
     }
-    const k = unitIndexAt(inside.starts, position);
+    const k = lastStartAtOrBefore(inside.starts, position);
     return [inside.starts[k]!, inside.ends[k]!];
   }
 }
@@ -465,12 +453,7 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
     for (let r = 0; r < COMPILED.length; r++) {
       const c = COMPILED[r]!;
       const rule = c.rule;
-      if (rule.kind === 'pattern') {
-        if (rule.literalViewsOnly && !literalView) continue;
-        if (rule.markdownOnly && doc.kind !== 'markdown') continue;
-        if (rule.scriptOnly && doc.kind !== 'script') continue;
-        if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
-      }
+      if (rule.kind === 'pattern' && !patternRuleApplies(rule, doc, literalView)) continue;
       const resume = { at: 0 };
       for (const slice of slices) {
         const w = slice.windows[r];
@@ -584,6 +567,14 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
   }
 }
 
+/** Whether a pattern rule runs on this view of this document at all (its view, kind and path filters). */
+function patternRuleApplies(rule: PatternRule, doc: Document, literalView: boolean): boolean {
+  if (rule.literalViewsOnly && !literalView) return false;
+  if (rule.markdownOnly && doc.kind !== 'markdown') return false;
+  if (rule.scriptOnly && doc.kind !== 'script') return false;
+  return !rule.pathFilter || (!!doc.path && rule.pathFilter.test(doc.path));
+}
+
 function scanView(doc: Document, view: TextView, windows: readonly (number[] | undefined)[], sink: FindingSink, ctxBase: (view: TextView, match: RegExpExecArray, rawStart: number, rawEnd: number) => RuleMatchContext): void {
   const text = view.text;
   const literalView = view.name === 'raw' || view.name === 'comments-stripped';
@@ -594,10 +585,7 @@ function scanView(doc: Document, view: TextView, windows: readonly (number[] | u
     const c = COMPILED[r]!;
     const rule = c.rule;
     if (rule.kind === 'pattern') {
-      if (rule.literalViewsOnly && !literalView) continue;
-      if (rule.markdownOnly && doc.kind !== 'markdown') continue;
-      if (rule.scriptOnly && doc.kind !== 'script') continue;
-      if (rule.pathFilter && !(doc.path && rule.pathFilter.test(doc.path))) continue;
+      if (!patternRuleApplies(rule, doc, literalView)) continue;
       execInWindows(c, text, w, (m, from, to) => {
         const { start, end } = toRawRange(view, from, to);
         const hit = patternHit(rule, doc, view, ctxBase(view, m, start, end), start, end);

@@ -6,6 +6,7 @@
  * not move or hide a finding.
  */
 import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter, memoizedPerCodePoint } from './unicode.js';
+import { lastStartAtOrBefore } from './markdown-regions.js';
 import { htmlCommentSpans } from './sanitize.js';
 import type { ScanView } from './types.js';
 
@@ -57,19 +58,8 @@ export interface ViewMap {
   rawEnd: number[];
 }
 
-/** The last index in [0, hi] whose start is <= offset (0 when none is): a binary search of ascending starts. */
-function lastStartAtOrBefore(starts: readonly number[], hi: number, offset: number): number {
-  let lo = 0;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 function segmentAt(map: ViewMap, offset: number): number {
-  return lastStartAtOrBefore(map.viewStart, map.viewStart.length - 1, offset);
+  return lastStartAtOrBefore(map.viewStart, offset);
 }
 
 function rawStartOf(view: TextView, i: number): number {
@@ -136,15 +126,7 @@ class LazyText {
   }
 
   private pieceAt(offset: number): number {
-    const starts = this.starts;
-    let lo = 0;
-    let hi = starts.length - 2;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
+    return lastStartAtOrBefore(this.starts, offset, this.starts.length - 2);
   }
 
   text(): string {
@@ -282,7 +264,7 @@ interface Ranged {
 const RANGED = new WeakMap<TextView, Ranged>();
 
 function pieceOf(r: Ranged, offset: number): number {
-  return lastStartAtOrBefore(r.viewStarts, r.viewStarts.length - 2, offset);
+  return lastStartAtOrBefore(r.viewStarts, offset, r.viewStarts.length - 2);
 }
 
 function rangedSlice(r: Ranged, from: number, to: number): string {
