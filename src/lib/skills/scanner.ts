@@ -483,13 +483,7 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
             const [ps, pe] = units.unitAt('paragraph', from);
             if ((at > 0 && ps <= solid) || (at + text.length < n && pe + 32 > text.length)) throw OUTSIDE_SLICE;
           }
-          let ok = verdicts.get(unitStart);
-          if (ok === undefined) {
-            const unitText = text.slice(unitStart, unitEnd);
-            ok = rule.with.every((re) => re.test(unitText)) && !rule.unless?.test(unitText);
-            verdicts.set(unitStart, ok);
-          }
-          if (!ok) return;
+          if (!unitVerdict(rule, verdicts, text, unitStart, unitEnd)) return;
           const { start, end } = toRawRange(view, at + from, at + to);
           hits.push({ ruleId: rule.id, start, end, view: view.name });
         });
@@ -567,6 +561,17 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
   }
 }
 
+/** Whether a co-occurrence rule's unit [unitStart, unitEnd) of `text` holds all its `with` and none of its `unless`, decided once per unit (keyed by its start). */
+function unitVerdict(rule: CooccurRule, verdicts: Map<number, boolean>, text: string, unitStart: number, unitEnd: number): boolean {
+  let ok = verdicts.get(unitStart);
+  if (ok === undefined) {
+    const unitText = text.slice(unitStart, unitEnd);
+    ok = rule.with.every((re) => re.test(unitText)) && !rule.unless?.test(unitText);
+    verdicts.set(unitStart, ok);
+  }
+  return ok;
+}
+
 /** Whether a pattern rule runs on this view of this document at all (its view, kind and path filters). */
 function patternRuleApplies(rule: PatternRule, doc: Document, literalView: boolean): boolean {
   if (rule.literalViewsOnly && !literalView) return false;
@@ -598,13 +603,7 @@ function scanView(doc: Document, view: TextView, windows: readonly (number[] | u
     execInWindows(c, text, w, (m, from, to) => {
       if (rule.notAfter?.test(sentenceBefore(text, from))) return;
       const [unitStart, unitEnd] = units.unitAt(scope, from);
-      let ok = verdicts.get(unitStart);
-      if (ok === undefined) {
-        const unitText = text.slice(unitStart, unitEnd);
-        ok = rule.with.every((re) => re.test(unitText)) && !rule.unless?.test(unitText);
-        verdicts.set(unitStart, ok);
-      }
-      if (!ok) return;
+      if (!unitVerdict(rule, verdicts, text, unitStart, unitEnd)) return;
       const { start, end } = toRawRange(view, from, to);
       sink.add({ ruleId: rule.id, start, end, view: view.name });
     });
