@@ -280,7 +280,6 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       return callToolThroughSdk(server, tool, args);
     },
     serverPids: (server) => settled.get(server)?.stdio?.treePids() ?? [],
-    // The schema's type is the SDK's own result type; the SDK's parameter names only its two schema objects.
     serverStderr: (server) => settled.get(server)?.stdio?.stderr ?? '',
     async closeAll() {
       closed = true;
