@@ -23,7 +23,9 @@ export const EXEC_RULES: readonly Rule[] = [
     description: 'Backtick command injection with a dangerous binary',
     help: 'Backtick command substitution runs a network, shell or decoding binary. Ordinary inline code in prose is not flagged; inline code that runs fetched content (`curl ... | sh`, `wget https://.../x.sh`) is.',
     pattern: new RegExp(String.raw`\`[ \t]{0,4}${SUDO}${BIN_DIR}${DANGEROUS_BIN}\b[^\`\n]{0,300}\``, 'gi'),
-    triggers: ['`'],
+    // The backtick and what can follow it in a match: a blank, a bin directory's `/`, sudo's `s` or a binary's first letter.
+    // A backtick before anything else (a fence's next one, most inline code) opens no window: 36,710 -> 13,946 in the benign corpus.
+    triggers: ['` ', '`\t', '`/', '`b', '`c', '`d', '`e', '`k', '`m', '`n', '`o', '`p', '`r', '`s', '`t', '`w', '`x', '`z'],
     check: backtickIsExecution,
     worstCase: '`curl `sh ',
   },
@@ -157,7 +159,8 @@ export const EXEC_RULES: readonly Rule[] = [
     description: 'Frontmatter opened as code (---js, ---javascript, ---coffee): front-matter engines such as gray-matter eval it',
     help: 'gray-matter and similar libraries evaluate `---js` frontmatter with eval. Use plain `---` YAML.',
     pattern: /^\uFEFF?---[ \t]{0,4}(?:js|javascript|coffee|coffeescript|cson)\b/gi,
-    triggers: ['---'],
+    // `---` and the blank or the engine's first letter after it: table borders and rules (11,429 windows in the benign corpus, now 116) open none.
+    triggers: ['--- ', '---\t', '---j', '---c'],
     worstCase: '---js ---',
   },
 ];
