@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { htmlCommentSpans } from '../../src/lib/skills/sanitize.js';
-import { buildViews, commentsStrippedView, normalizedView, plainView, type TextView } from '../../src/lib/skills/views.js';
+import { buildViews, commentsStrippedView, needsNormalizedView, normalizedView, plainView, type TextView } from '../../src/lib/skills/views.js';
 
 /**
  * The comments-stripped view is kept as the ranges of the raw text between comments, and
@@ -63,5 +63,25 @@ describe('the comments-stripped view kept as ranges', () => {
     expect(buildViews('O\u03a3<!-- \u0456 -->\u03a3 end', true).map((v) => v.name)).toEqual(['raw', 'comments-stripped', 'normalized', 'normalized-comments-stripped']);
     // Σ only inside the comment: the stripped text's normalized view is its lower case, dropped.
     expect(buildViews('O <!-- \u03a3\u0456 --> end', true).map((v) => v.name)).toEqual(['raw', 'comments-stripped', 'normalized']);
+  });
+});
+
+describe('needsNormalizedView', () => {
+  it('reads code points as a /[^\\x00-\\x7f]/gu loop does: an astral character whole, a lone surrogate alone', () => {
+    const cases: [string, boolean][] = [
+      ['plain ascii', false],
+      ['emoji \ud83d\ude00 and a dash \u2014', false],
+      // Mathematical bold A (NFKC: a): neither of its surrogates alone changes.
+      ['bold \ud835\udc00', true],
+      ['lone high \ud835 then ascii', false],
+      ['lone low \udc00 then \ud83d\ude00', false],
+      ['high at the end \ud835', false],
+      // A lone high surrogate, then a pair: the pair is read from its own high surrogate.
+      ['lone high before bold \ud835\ud835\udc00', true],
+      ['\udb40\udc63 a tag character first', true],
+      ['a\u0301 combining', true],
+      ['\ud83d\ude00\ud83d\ude00\u0456', true],
+    ];
+    for (const [text, expected] of cases) expect(needsNormalizedView(text), JSON.stringify(text)).toBe(expected);
   });
 });
