@@ -41,7 +41,7 @@ export const MAX_FINDINGS_PER_RULE = 50;
 
 /** What the prefilter needs of a rule's regex, computed once, on the rule's first trigger. */
 interface Extent {
-  /** For rules with a declared `lead`: the same pattern, sticky, tried at candidate positions only. */
+  /** For rules with unbounded repetition (they declare a `lead`): the same pattern, sticky, tried at candidate positions only. */
   sticky: RegExp | undefined;
   /** A match starts at most this far before the end of a trigger it contains. */
   before: number;
@@ -65,12 +65,12 @@ function extentOf(c: CompiledRule): Extent {
   if (c.extent) return c.extent;
   const { rule, re } = c;
   const extent = regexExtent(re);
-  const lead = rule.kind === 'pattern' ? rule.lead : undefined;
+  const lead = rule.lead;
   const longestTrigger = Math.max(0, ...(rule.triggers ?? []).map((t) => t.length));
   if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
     if (lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
     c.extent = { sticky: new RegExp(re.source, `${re.flags}y`), before: longestTrigger + lead, back: 0, reach: 0 };
-  } else c.extent = { sticky: undefined, before: extent.len, back: extent.back, reach: Math.max(1, extent.reach) };
+  } else c.extent = { sticky: undefined, before: Math.min(extent.len, longestTrigger + (lead ?? Infinity)), back: extent.back, reach: Math.max(1, extent.reach) };
   return c.extent;
 }
 

@@ -115,6 +115,9 @@ export const EXEC_RULES: readonly Rule[] = [
       /\b(?:exec|eval)\s{0,4}\(\s{0,4}[A-Za-z_]\w{0,40}\s{0,4}\)|\bsubprocess\.\w{1,12}\s{0,4}\(\s{0,4}[A-Za-z_]\w{0,40}\s{0,4},\s{0,4}shell\s{0,2}=\s{0,2}True|\bos\.system\s{0,4}\(\s{0,4}[A-Za-z_]\w{0,40}\s{0,4}\)|\bnew\s{1,4}Function\s{0,4}\(\s{0,4}[A-Za-z_]\w{0,40}\s{0,4}\)/gi,
     with: [/\b(?:urlopen|urllib\.request|requests\.(?:get|post)|httpx\.\w{1,10}|fetch\s{0,2}\(|axios|https?\.get)\b/i],
     triggers: ['exec', 'eval', 'subprocess', 'system', 'function'],
+    // Every alternative starts with its trigger but `os.system` (3 before it) and `new\s{1,4}Function` (at most 7):
+    // windows of 8 positions a trigger, not the anchor's longest match (about 100).
+    lead: 7,
     worstCase: 'exec(a) exec(',
   },
   {

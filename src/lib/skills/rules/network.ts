@@ -69,6 +69,8 @@ export const NETWORK_RULES: readonly Rule[] = [
     pattern:
       /\bunzip\b[^\n]{0,120}?\s-P\s{0,2}\S|\b(?:7z|7za|7zr|unrar|rar)\b[^\n]{0,120}?\s-p\S|\b(?:zip|rar|7z|7-zip|archive|\.zip|\.rar|\.7z|extract\w{0,3}|unzip\w{0,3}|unpack\w{0,3}|decompress\w{0,3})\b[^\n]{0,120}?(?:\b(?:password|passwd|passcode|passphrase|pwd|pw)\b|\bpass\s{0,2}[:=：]|\b(?:using|with)\s{0,4}[:：])|\b(?:password|passwd|passcode|passphrase|pass|pwd)\s{0,4}[:=：][^\n]{0,120}?\b(?:zip|rar|7z|archive|extract\w{0,3}|unzip\w{0,3}|unpack\w{0,3})\b|\bpassword[- ](?:protected|encrypted)\s{1,4}(?:zip|archive|rar|7z)\b/gi,
     triggers: ['zip', 'rar', '7z', 'archive', 'extract', 'unpack', 'decompress', 'pass', 'pwd'],
+    // Every alternative starts with its trigger, or 2 before it (`unzip`, `unrar`, `7-zip`): windows of 3 positions a trigger, not 145.
+    lead: 2,
     check: (ctx) => {
       const text = ctx.raw.slice(ctx.rawStart, Math.min(ctx.raw.length, ctx.rawEnd + 60));
       if (/^unzip\b/i.test(text)) return /\s-P/.test(ctx.raw.slice(ctx.rawStart, ctx.rawEnd));
@@ -100,6 +102,8 @@ export const NETWORK_RULES: readonly Rule[] = [
     triggers: ['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'ftp', 'tftp', 'rsync', 'ssh', 'invoke-webrequest', 'iwr', 'invoke-restmethod', 'irm', 'urlopen', 'requests.', '://'],
     // After `\b` (the command names): not the `nc` of `once`, the `irm` of `confirm`, the `scp` of `wscp`.
     wordStartTriggers: ['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'ftp', 'tftp', 'rsync', 'ssh', 'invoke-webrequest', 'iwr', 'invoke-restmethod', 'irm', 'urlopen', 'requests.'],
+    // The command name is at the start, `://` at most 5 after it (`https`): windows of 6 positions a trigger, not 232.
+    lead: 5,
     check: (ctx) => {
       const ip = /(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/.exec(ctx.match[0].slice(-15));
       return ip !== null && isPublicIpv4(ip[0]);

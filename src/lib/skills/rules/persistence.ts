@@ -12,6 +12,8 @@ export const PERSISTENCE_RULES: readonly Rule[] = [
     pattern:
       /(?:>>?|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?(?:~|\$\{?HOME\}?|\/root|\/home\/[\w.-]{1,32}|\/Users\/[\w.-]{1,32})["']?\/\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|config\/fish\/config\.fish|ssh\/authorized_keys)\b|\bcrontab\s{1,4}-(?=\s|$)|\|\s{0,4}crontab\b|\blaunchctl\s{1,4}(?:load|bootstrap)\b|\bsystemctl\s{1,4}(?:--user\s{1,4})?enable\b/gim,
     triggers: ['>', 'tee', 'crontab', 'launchctl', 'systemctl'],
+    // Every alternative starts with its trigger but `|\s{0,4}crontab` (at most 5 before it): windows of 6 positions a trigger, not 83.
+    lead: 5,
     worstCase: '>> > >> tee ',
   },
   {

@@ -65,9 +65,11 @@ export interface PatternRule extends RuleBase {
    */
   wordStartTriggers?: readonly string[];
   /**
-   * Required when the pattern has unbounded repetition (its match length has no
-   * bound): every match starts at most this many characters before the start of
-   * a trigger it contains. Such a rule is tried at those positions only.
+   * Every match starts at most this many characters before the start of a trigger
+   * it contains. Required when the pattern has unbounded repetition (its match
+   * length has no bound): such a rule is tried at those positions only. Optional
+   * otherwise: the rule's windows then start this far before a trigger rather than
+   * a whole match's length before it.
    */
   lead?: number;
   /**
@@ -107,6 +109,8 @@ export interface CooccurRule extends RuleBase {
   notAfter?: RegExp;
   /** Lower-case literals, one of which every anchor match contains (see PatternRule). */
   triggers?: readonly string[];
+  /** Every anchor match starts at most this many characters before the start of a trigger it contains (see PatternRule). */
+  lead?: number;
 }
 
 /** Implemented by code in detectors.ts (non-regex scanning). */
