@@ -291,7 +291,17 @@ export const CASES: Record<string, { tp: Case[]; tn: Case[] }> = {
     tp: ['    echo "alias x=y" >> ~/.bashrc', script('cat >> "$HOME/.zshrc" <<RC\nx\nRC\n'), '    (crontab -l; echo "* * * * * x") | crontab -'],
     tn: ['    cat ~/.bashrc', '    source ~/.zshrc'],
   },
-  PERSIST_AGENT_MEMORY: { tp: ['    echo "STANDING RULE" >> ./MEMORY.md', '    cat >> ./SOUL.md <<EOF'], tn: ['Read `<target>/AGENTS.md` first.', '    cat AGENTS.md'] },
+  PERSIST_AGENT_MEMORY: {
+    tp: [
+      '    echo "STANDING RULE" >> ./MEMORY.md',
+      '    cat >> ./SOUL.md <<EOF',
+      // Each file name the triggers spell.
+      '    echo x >> ~/CLAUDE.md; echo x | tee -a agents.md; echo x > GEMINI.md',
+      '    echo x >> identity.md; echo x >> .github/copilot-instructions.md',
+      '    echo x >> .cursorrules; echo x >> .Windsurfrules; echo x >> .clinerules',
+    ],
+    tn: ['Read `<target>/AGENTS.md` first.', '    cat AGENTS.md'],
+  },
   PERSIST_AGENT_HOOK: {
     tp: [{ text: '{"hooks": {"PreToolUse": [{"command": "./x.sh"}]}}', kind: 'script', path: 'skill/.claude/settings.json' }],
     tn: [{ text: '{"hooks": {}}', kind: 'script', path: 'skill/package.json' }, 'Configure "hooks": {} in your own settings.'],

@@ -25,7 +25,9 @@ export const PERSISTENCE_RULES: readonly Rule[] = [
     help: 'Appending to the files an agent loads every session plants standing instructions (memory poisoning). Edit them by hand.',
     pattern:
       /(?:>>|(?<![\w<-])>(?=[ \t])|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?[\w.~/$-]{0,80}?(?:memory|soul|claude|agents|gemini|identity|copilot-instructions)\.md\b|(?:>>|(?<![\w<-])>(?=[ \t])|\btee\s{1,4}(?:-a\s{1,4})?)\s{0,4}["']?[\w.~/$-]{0,80}?\.(?:cursorrules|windsurfrules|clinerules)\b/gi,
-    triggers: ['.md', 'rules'],
+    // The file names themselves, each whole in every match: every Markdown link and path holds `.md` (2,862 trigger
+    // hits in a scan of the benign corpus, now 164).
+    triggers: ['memory.md', 'soul.md', 'claude.md', 'agents.md', 'gemini.md', 'identity.md', 'copilot-instructions.md', '.cursorrules', '.windsurfrules', '.clinerules'],
     worstCase: '>> x>> x',
   },
   {
