@@ -77,18 +77,27 @@ function refuser(agentId: string, path: string): (why: string) => never {
   };
 }
 
-/** Refuses `candidate` (an absolute normalized path) when it is, holds or lies in something no jail may own. */
-function screenWorkspacePath(candidate: string, ctx: Required<WorkspaceScreenContext>, refuse: (why: string) => never): void {
+/** What {@link screenWorkspacePath} screens against: each path as written and, where it differs, resolved. */
+interface ScreenLists {
+  /** `$COMIS_HOME` as given and resolved (one entry when they are the same). */
+  comis: Set<string>;
+  trees: [string, string][];
+  roots: [string, string][];
+  stateList: [string, string][];
+}
+
+/** The lists a workspace is screened against (~40 realpaths), resolved once for the paths {@link screenWorkspace} screens. */
+function screenLists(ctx: Required<WorkspaceScreenContext>): ScreenLists {
   const both = (list: [string, string][]): [string, string][] =>
-    list.flatMap(
-      ([p, why]) =>
-        (realOr(p) === p
-          ? [[p, why]]
-          : [
-              [p, why],
-              [realOr(p), why],
-            ]) as [string, string][],
-    );
+    list.flatMap(([p, why]): [string, string][] => {
+      const real = realOr(p);
+      return real === p
+        ? [[p, why]]
+        : [
+            [p, why],
+            [real, why],
+          ];
+    });
   const home = resolvePath(ctx.home);
   const comis = resolvePath(ctx.comisHome);
   const trees = both([...SYSTEM_TREES, ...HOME_SECRETS.map((n): [string, string] => [join(home, n), `secrets and tokens (~/${n})`])]);
@@ -100,10 +109,15 @@ function screenWorkspacePath(candidate: string, ctx: Required<WorkspaceScreenCon
     [configPath(comis), 'the comis config file'],
     [storePath(comis), 'the comis store'],
   ];
-  const stateList = both(state);
+  return { comis: new Set([comis, realOr(comis)]), trees, roots, stateList: both(state) };
+}
+
+/** Refuses `candidate` (an absolute normalized path) when it is, holds or lies in something no jail may own. */
+function screenWorkspacePath(candidate: string, lists: ScreenLists, refuse: (why: string) => never): void {
+  const { comis, trees, roots, stateList } = lists;
   // What it IS first (the clearest reason), then what it lies in or holds.
   for (const [p, why] of [...stateList, ...roots, ...trees]) if (candidate === p) refuse(`it is ${why}`);
-  for (const c of new Set([comis, realOr(comis)])) {
+  for (const c of comis) {
     const wsRoot = workspacesDir(c);
     if (candidate === wsRoot) refuse('it is the directory of all agent workspaces ($COMIS_HOME/workspaces)');
     if (inside(candidate, c) && !inside(candidate, wsRoot)) refuse('it is inside comis state ($COMIS_HOME); only $COMIS_HOME/workspaces/<name> is for workspaces');
@@ -156,15 +170,17 @@ export function screenWorkspace(path: string, context: WorkspaceScreenContext): 
   if (typeof path !== 'string' || path.length === 0 || path.includes('\0')) refuse('not a valid path');
   if (!isAbsolute(path)) refuse('it is not an absolute path');
   const lexical = resolvePath(path);
-  screenWorkspacePath(lexical, ctx, refuse);
+  const lists = screenLists(ctx);
+  screenWorkspacePath(lexical, lists, refuse);
   const projected = projectedRealPath(lexical);
-  screenWorkspacePath(projected, ctx, refuse);
+  screenWorkspacePath(projected, lists, refuse);
   let st = existsSync(lexical) || lexicalIsLink(lexical) ? lstatSync(lexical) : undefined;
   if (st?.isSymbolicLink()) refuse('it is a symlink; name the real directory');
   if (st && !st.isDirectory()) refuse('it is not a directory');
   if (!st) mkdirSync(projected, { recursive: true, mode: 0o700 });
   const real = realpathSync(projected);
-  screenWorkspacePath(real, ctx, refuse);
+  // What the mkdir created may resolve differently now ($COMIS_HOME itself, on a first run): resolved afresh then.
+  screenWorkspacePath(real, st ? lists : screenLists(ctx), refuse);
   st = lstatSync(real);
   if (!st.isDirectory()) refuse('it is not a directory');
   screenAncestors(real, refuse);
