@@ -26,6 +26,7 @@ import { ComisError } from '../errors.js';
 import { assertGetsOrchestrate } from '../policy/surface.js';
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
 import type { RefusalRecord } from '../store/runs.js';
+import type { Store } from '../store/store.js';
 import { detectKind } from '../resultref/materialize.js';
 import { CHILD_STATES, type ChildState, type CoordinatorEvent, type PlannedChild, type ResultRefInfo } from './events.js';
 import type { Plan, PlanChild } from './plan.js';
@@ -56,6 +57,11 @@ export interface RunPlanOptions {
   onChildDetail?: (detail: ChildDetail) => void;
   /** Aborting stops the plan: queued children never start, running ones are killed. */
   signal?: AbortSignal;
+  /**
+   * The caller's store connection, for the children's jail uid registry (as root); the caller
+   * closes it. Without one, the plan opens its own on first use and closes it at the end.
+   */
+  store?: () => Promise<Store>;
   planRunId?: string;
 }
 
@@ -237,6 +243,15 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   };
 
   const { runOrchestrate } = await import('../orchestrate/runner.js');
+  // One connection for every child: opening and closing one per child (SQLite's close checkpoints
+  // the WAL) was about a third of the coordinator's CPU a child, as root. Not root, it never opens.
+  let ownStore: Promise<Store> | undefined;
+  const store =
+    options.store ??
+    ((): Promise<Store> => {
+      ownStore ??= import('../store/store.js').then(({ openStore }) => openStore({ home, sweep: false }));
+      return ownStore;
+    });
 
   const runChild = async (child: PlanChild, r: ChildReport): Promise<void> => {
     r.state = 'running';
@@ -273,6 +288,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
         stdoutFile: teePath,
         keepResultsDir: keptResults,
         signal: options.signal,
+        store,
         onEvent: (e) => {
           if (e.type === 'capability:audited') steps++;
           else if (e.type === 'run:started') {
@@ -323,32 +339,36 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   // The scheduler: start ready children (deps done) up to the concurrency; skip those whose deps failed.
   const running = new Map<string, Promise<void>>();
   const pending = [...plan.children];
-  for (;;) {
-    let changed = true;
-    while (changed) {
-      changed = false;
-      for (let i = 0; i < pending.length; i++) {
-        const child = pending[i]!;
-        const r = reports.get(child.id)!;
-        const depStates = child.dependsOn.map((d) => reports.get(d)!.state);
-        const aborted = options.signal?.aborted === true;
-        if (aborted || depStates.some((s) => s !== 'done' && s !== 'queued' && s !== 'running')) {
-          r.state = aborted ? 'cancelled' : 'skipped';
-          const failedDep = child.dependsOn.find((d) => !['done', 'queued', 'running'].includes(reports.get(d)!.state));
-          r.summary = aborted ? 'not started: the plan was stopped' : `not started: dependency ${failedDep} did not succeed`;
-          pending.splice(i--, 1);
-          finish(r);
-          changed = true;
-        } else if (running.size < concurrency && depStates.every((s) => s === 'done')) {
-          pending.splice(i--, 1);
-          const p = runChild(child, r).finally(() => running.delete(child.id));
-          running.set(child.id, p);
-          changed = true;
+  try {
+    for (;;) {
+      let changed = true;
+      while (changed) {
+        changed = false;
+        for (let i = 0; i < pending.length; i++) {
+          const child = pending[i]!;
+          const r = reports.get(child.id)!;
+          const depStates = child.dependsOn.map((d) => reports.get(d)!.state);
+          const aborted = options.signal?.aborted === true;
+          if (aborted || depStates.some((s) => s !== 'done' && s !== 'queued' && s !== 'running')) {
+            r.state = aborted ? 'cancelled' : 'skipped';
+            const failedDep = child.dependsOn.find((d) => !['done', 'queued', 'running'].includes(reports.get(d)!.state));
+            r.summary = aborted ? 'not started: the plan was stopped' : `not started: dependency ${failedDep} did not succeed`;
+            pending.splice(i--, 1);
+            finish(r);
+            changed = true;
+          } else if (running.size < concurrency && depStates.every((s) => s === 'done')) {
+            pending.splice(i--, 1);
+            const p = runChild(child, r).finally(() => running.delete(child.id));
+            running.set(child.id, p);
+            changed = true;
+          }
         }
       }
+      if (running.size === 0) break;
+      await Promise.race(running.values());
     }
-    if (running.size === 0) break;
-    await Promise.race(running.values());
+  } finally {
+    if (ownStore) (await ownStore.catch(() => undefined))?.close();
   }
 
   const totals = emptyTotals();
