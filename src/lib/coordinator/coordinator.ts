@@ -14,7 +14,7 @@
  *   then moved into the child's own workspace; the coordinator keeps only a
  *   bounded head and tail of it in memory.
  */
-import { chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -94,8 +94,8 @@ export interface PlanRunResult {
   outcome: 'success' | 'failure' | 'interrupted';
   durationMs: number;
   totals: Record<ChildState, number>;
-  /** The lead's context: only the announcements (summary + drill-in line) of its children. */
-  leadContext: { chars: number; file: string; text: string };
+  /** The lead's context: only the announcements (summary + drill-in line) of its children, in `file` (never kept in memory). */
+  leadContext: { chars: number; file: string };
   children: ChildReport[];
 }
 
@@ -185,8 +185,10 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   const leadCaps = PROFILE_CAPABILITIES[lead.config.autonomy.profile];
   const scratch = join(home, 'coordinator', planRunId);
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
+  // The lead's context grows on disk, one announcement a child: held in memory it grew the
+  // coordinator by up to a summary (≤ 20,000 chars) a child for as long as the plan ran.
   const contextFile = join(scratch, 'lead-context.md');
-  const leadContext: string[] = [];
+  writeFileSync(contextFile, '', { mode: 0o600, flag: 'wx' });
   let leadContextChars = 0;
 
   const reports = new Map<string, ChildReport>();
@@ -222,7 +224,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
 
   const finish = (r: ChildReport, detail?: string): void => {
     const text = announce({ childId: r.childId, state: r.state, durationMs: r.durationMs, stepsExecuted: r.stepsExecuted, detail, summary: r.summary, resultRef: r.resultRef });
-    leadContext.push(text);
+    appendFileSync(contextFile, text);
     leadContextChars += text.length;
     emit({
       type: 'child:finished',
@@ -261,7 +263,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       // Only the lead's context (announcements) so far, bounded: never a raw transcript.
       const parentSummary = join(realpathSync(workspace), 'parent_summary.md');
       rmSync(parentSummary, { force: true });
-      writeFileSync(parentSummary, boundSummary(leadContext.join(''), child.summaryMaxChars), { mode: 0o644, flag: 'wx' });
+      writeFileSync(parentSummary, boundSummary(readFileSync(contextFile, 'utf8'), child.summaryMaxChars), { mode: 0o644, flag: 'wx' });
     }
     // Children do the heavy work the lead may not: they run as workers (the lead's
     // coordinator role narrows the lead only), under the lead's profile and tool policy.
@@ -373,8 +375,6 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
 
   const totals = emptyTotals();
   for (const r of reports.values()) totals[r.state]++;
-  const text = leadContext.join('');
-  writeFileSync(contextFile, text, { mode: 0o600 });
   const outcome = options.signal?.aborted ? 'interrupted' : totals.done === plan.children.length ? 'success' : 'failure';
   const durationMs = Date.now() - started;
   emit({ type: 'plan:finished', planRunId, outcome, durationMs, totals, leadContextChars, timestamp: Date.now() });
@@ -386,7 +386,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     outcome,
     durationMs,
     totals,
-    leadContext: { chars: leadContextChars, file: contextFile, text },
+    leadContext: { chars: leadContextChars, file: contextFile },
     children: [...reports.values()],
   };
 }
