@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../cli/base-command.js';
@@ -93,9 +95,11 @@ Exit codes: 0 every child succeeded; 1 a child failed, timed out or was skipped,
       });
       await closeTui();
       if (result.outcome !== 'success') this.setExitStatus(ExitCode.FAILURE);
-      if (!json) process.stdout.write(`\n--- lead context (${result.leadContext.chars} chars, ${result.leadContext.file}) ---\n${result.leadContext.text}`);
-      const { leadContext, ...rest } = result;
-      return { ...rest, leadContext: { chars: leadContext.chars, file: leadContext.file } };
+      if (!json) {
+        process.stdout.write(`\n--- lead context (${result.leadContext.chars} chars, ${result.leadContext.file}) ---\n`);
+        process.stdout.write(readFileSync(result.leadContext.file));
+      }
+      return result;
     } finally {
       await closeTui();
       process.off('SIGINT', onSignal);

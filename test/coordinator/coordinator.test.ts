@@ -81,9 +81,11 @@ children:
     const ref = by.first!.resultRef!;
     expect(ref.path).toBe(join(home, 'workspaces', 'lead--first', 'comis-results', `${by.first!.runId}.stdout`));
     expect(readFileSync(ref.path, 'utf8')).toBe('first ran\nSUMMARY: first is fine\n');
-    expect(res.leadContext.text).toContain(`Full result (drill in with read/grep/jq): ${ref.ref} (${ref.bytes}B, text)`);
-    expect(res.leadContext.text).toContain('[writer] done');
-    expect(res.leadContext.chars).toBe(res.leadContext.text.length);
+    const leadContext = readFileSync(res.leadContext.file, 'utf8');
+    expect(leadContext).toContain(`Full result (drill in with read/grep/jq): ${ref.ref} (${ref.bytes}B, text)`);
+    expect(leadContext).toContain('[writer] done');
+    expect(res.leadContext.chars).toBe(leadContext.length);
+    expect(res.leadContext).not.toHaveProperty('text');
     // Events are content-free: no stdout text anywhere in them.
     expect(JSON.stringify(events)).not.toContain('first ran');
     expect(JSON.stringify(events)).not.toContain('first is fine');

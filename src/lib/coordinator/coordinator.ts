@@ -14,7 +14,7 @@
  *   then moved into the child's own workspace; the coordinator keeps only a
  *   bounded head and tail of it in memory.
  */
-import { chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -26,6 +26,7 @@ import { ComisError } from '../errors.js';
 import { assertGetsOrchestrate } from '../policy/surface.js';
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
 import type { RefusalRecord } from '../store/runs.js';
+import type { Store } from '../store/store.js';
 import { detectKind } from '../resultref/materialize.js';
 import { CHILD_STATES, type ChildState, type CoordinatorEvent, type PlannedChild, type ResultRefInfo } from './events.js';
 import type { Plan, PlanChild } from './plan.js';
@@ -56,6 +57,11 @@ export interface RunPlanOptions {
   onChildDetail?: (detail: ChildDetail) => void;
   /** Aborting stops the plan: queued children never start, running ones are killed. */
   signal?: AbortSignal;
+  /**
+   * The caller's store connection, for the children's jail uid registry (as root); the caller
+   * closes it. Without one, the plan opens its own on first use and closes it at the end.
+   */
+  store?: () => Promise<Store>;
   planRunId?: string;
 }
 
@@ -88,8 +94,8 @@ export interface PlanRunResult {
   outcome: 'success' | 'failure' | 'interrupted';
   durationMs: number;
   totals: Record<ChildState, number>;
-  /** The lead's context: only the announcements (summary + drill-in line) of its children. */
-  leadContext: { chars: number; file: string; text: string };
+  /** The lead's context: only the announcements (summary + drill-in line) of its children, in `file` (never kept in memory). */
+  leadContext: { chars: number; file: string };
   children: ChildReport[];
 }
 
@@ -179,8 +185,10 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   const leadCaps = PROFILE_CAPABILITIES[lead.config.autonomy.profile];
   const scratch = join(home, 'coordinator', planRunId);
   mkdirSync(scratch, { recursive: true, mode: 0o700 });
+  // The lead's context grows on disk, one announcement a child: held in memory it grew the
+  // coordinator by up to a summary (≤ 20,000 chars) a child for as long as the plan ran.
   const contextFile = join(scratch, 'lead-context.md');
-  const leadContext: string[] = [];
+  writeFileSync(contextFile, '', { mode: 0o600, flag: 'wx' });
   let leadContextChars = 0;
 
   const reports = new Map<string, ChildReport>();
@@ -216,7 +224,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
 
   const finish = (r: ChildReport, detail?: string): void => {
     const text = announce({ childId: r.childId, state: r.state, durationMs: r.durationMs, stepsExecuted: r.stepsExecuted, detail, summary: r.summary, resultRef: r.resultRef });
-    leadContext.push(text);
+    appendFileSync(contextFile, text);
     leadContextChars += text.length;
     emit({
       type: 'child:finished',
@@ -237,6 +245,15 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   };
 
   const { runOrchestrate } = await import('../orchestrate/runner.js');
+  // One connection for every child: opening and closing one per child (SQLite's close checkpoints
+  // the WAL) was about a third of the coordinator's CPU a child, as root. Not root, it never opens.
+  let ownStore: Promise<Store> | undefined;
+  const store =
+    options.store ??
+    ((): Promise<Store> => {
+      ownStore ??= import('../store/store.js').then(({ openStore }) => openStore({ home, sweep: false }));
+      return ownStore;
+    });
 
   const runChild = async (child: PlanChild, r: ChildReport): Promise<void> => {
     r.state = 'running';
@@ -246,7 +263,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       // Only the lead's context (announcements) so far, bounded: never a raw transcript.
       const parentSummary = join(realpathSync(workspace), 'parent_summary.md');
       rmSync(parentSummary, { force: true });
-      writeFileSync(parentSummary, boundSummary(leadContext.join(''), child.summaryMaxChars), { mode: 0o644, flag: 'wx' });
+      writeFileSync(parentSummary, boundSummary(readFileSync(contextFile, 'utf8'), child.summaryMaxChars), { mode: 0o644, flag: 'wx' });
     }
     // Children do the heavy work the lead may not: they run as workers (the lead's
     // coordinator role narrows the lead only), under the lead's profile and tool policy.
@@ -273,6 +290,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
         stdoutFile: teePath,
         keepResultsDir: keptResults,
         signal: options.signal,
+        store,
         onEvent: (e) => {
           if (e.type === 'capability:audited') steps++;
           else if (e.type === 'run:started') {
@@ -323,38 +341,40 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   // The scheduler: start ready children (deps done) up to the concurrency; skip those whose deps failed.
   const running = new Map<string, Promise<void>>();
   const pending = [...plan.children];
-  for (;;) {
-    let changed = true;
-    while (changed) {
-      changed = false;
-      for (let i = 0; i < pending.length; i++) {
-        const child = pending[i]!;
-        const r = reports.get(child.id)!;
-        const depStates = child.dependsOn.map((d) => reports.get(d)!.state);
-        const aborted = options.signal?.aborted === true;
-        if (aborted || depStates.some((s) => s !== 'done' && s !== 'queued' && s !== 'running')) {
-          r.state = aborted ? 'cancelled' : 'skipped';
-          const failedDep = child.dependsOn.find((d) => !['done', 'queued', 'running'].includes(reports.get(d)!.state));
-          r.summary = aborted ? 'not started: the plan was stopped' : `not started: dependency ${failedDep} did not succeed`;
-          pending.splice(i--, 1);
-          finish(r);
-          changed = true;
-        } else if (running.size < concurrency && depStates.every((s) => s === 'done')) {
-          pending.splice(i--, 1);
-          const p = runChild(child, r).finally(() => running.delete(child.id));
-          running.set(child.id, p);
-          changed = true;
+  try {
+    for (;;) {
+      let changed = true;
+      while (changed) {
+        changed = false;
+        for (let i = 0; i < pending.length; i++) {
+          const child = pending[i]!;
+          const r = reports.get(child.id)!;
+          const depStates = child.dependsOn.map((d) => reports.get(d)!.state);
+          const aborted = options.signal?.aborted === true;
+          if (aborted || depStates.some((s) => s !== 'done' && s !== 'queued' && s !== 'running')) {
+            r.state = aborted ? 'cancelled' : 'skipped';
+            const failedDep = child.dependsOn.find((d) => !['done', 'queued', 'running'].includes(reports.get(d)!.state));
+            r.summary = aborted ? 'not started: the plan was stopped' : `not started: dependency ${failedDep} did not succeed`;
+            pending.splice(i--, 1);
+            finish(r);
+            changed = true;
+          } else if (running.size < concurrency && depStates.every((s) => s === 'done')) {
+            pending.splice(i--, 1);
+            const p = runChild(child, r).finally(() => running.delete(child.id));
+            running.set(child.id, p);
+            changed = true;
+          }
         }
       }
+      if (running.size === 0) break;
+      await Promise.race(running.values());
     }
-    if (running.size === 0) break;
-    await Promise.race(running.values());
+  } finally {
+    if (ownStore) (await ownStore.catch(() => undefined))?.close();
   }
 
   const totals = emptyTotals();
   for (const r of reports.values()) totals[r.state]++;
-  const text = leadContext.join('');
-  writeFileSync(contextFile, text, { mode: 0o600 });
   const outcome = options.signal?.aborted ? 'interrupted' : totals.done === plan.children.length ? 'success' : 'failure';
   const durationMs = Date.now() - started;
   emit({ type: 'plan:finished', planRunId, outcome, durationMs, totals, leadContextChars, timestamp: Date.now() });
@@ -366,7 +386,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     outcome,
     durationMs,
     totals,
-    leadContext: { chars: leadContextChars, file: contextFile, text },
+    leadContext: { chars: leadContextChars, file: contextFile },
     children: [...reports.values()],
   };
 }

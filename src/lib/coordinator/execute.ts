@@ -51,6 +51,7 @@ export async function executeRunPlan(input: ExecuteRunInput): Promise<PlanRunRes
     };
   const append = guarded(log?.append);
   const { runPlan } = await import('./coordinator.js');
+  const connection = store;
   try {
     return await runPlan({
       plan,
@@ -60,6 +61,8 @@ export async function executeRunPlan(input: ExecuteRunInput): Promise<PlanRunRes
       concurrency: input.concurrency,
       progressIntervalMs: input.progressIntervalMs,
       signal: input.signal,
+      // The children's jail uid registry uses the connection the plan is recorded on.
+      ...(connection ? { store: async () => connection } : {}),
       onEvent: (e) => {
         append(e);
         input.onEvent(e);
