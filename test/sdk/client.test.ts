@@ -30,11 +30,12 @@ const HITS = [
   { title: 'B', url: 'https://example.org/b', snippet: 'two' },
 ];
 
-/** What comis answers: read and web_search as inline data, an McpResult for mcp; `slow` after 300 ms. */
-function answer(frame: Frame): { result: unknown; delayMs: number } {
+/** What comis answers: read and web_search as inline data, an McpResult for mcp; `slow` after 300 ms; a refusal for `refused`. */
+function answer(frame: Frame): { result?: unknown; error?: { code: string; message: string }; delayMs: number } {
   if (frame.method === 'mcp') return { result: { type: 'McpResult', source: `mcp:${frame.params.server}.${frame.params.tool}`, isError: false, content: [], untrusted: true, text: 'pong' }, delayMs: 0 };
   if (frame.params.tool === 'web_search') return { result: HITS, delayMs: 0 };
   const path = String(frame.params.args?.path);
+  if (path === 'refused') return { error: { code: 'not_found', message: 'no such file or directory: refused' }, delayMs: 0 };
   return { result: { path, content: path === 'notes.md' ? NOTES : path, offset: 0, lines: 3, totalLines: 3, bytes: NOTES.length, truncated: false }, delayMs: path === 'slow' ? 300 : 0 };
 }
 
@@ -57,8 +58,8 @@ async function cannedSocket(dir: string, reverse = false): Promise<{ path: strin
       const batch = lines.map((line) => JSON.parse(line) as Frame);
       frames.push(...batch);
       for (const frame of reverse ? batch.reverse() : batch) {
-        const { result, delayMs } = answer(frame);
-        const reply = JSON.stringify({ id: frame.id, ok: true, result }) + '\n';
+        const { result, error, delayMs } = answer(frame);
+        const reply = JSON.stringify(error ? { id: frame.id, ok: false, error } : { id: frame.id, ok: true, result }) + '\n';
         if (delayMs > 0) setTimeout(() => socket.write(reply), delayMs);
         else socket.write(reply);
       }
@@ -171,6 +172,22 @@ process.stdout.write(JSON.stringify({
       r: { type: 'McpResult', source: 'mcp:edge.ping', isError: false, content: [], untrusted: true, text: 'pong' },
     });
     expect(frames.map((f) => [f.method, f.params, f.bearer])).toEqual([['mcp', { server: 'edge', tool: 'ping', args: {} }, 'lease-for-test']]);
+  });
+
+  it("a refused call rejects with the reply's code, message and tool, with no stack frames (the socket's own would tell the script nothing)", async () => {
+    const { out } = await runScript(`
+Error.stackTraceLimit = 7;
+const err = await comis_tools.read({ path: 'refused' }).then(() => undefined, (e) => e);
+process.stdout.write(JSON.stringify({
+  name: err.name,
+  code: err.code,
+  message: err.message,
+  tool: err.tool,
+  stack: err.stack,
+  limit: Error.stackTraceLimit,
+  after: (await comis_tools.read({ path: 'first' })).content,
+}));`);
+    expect(out).toEqual({ name: 'ComisToolError', code: 'not_found', message: 'no such file or directory: refused', tool: 'read', stack: 'ComisToolError: no such file or directory: refused', limit: 7, after: 'first' });
   });
 
   it('calls in flight together, answered in reverse order, each get their own reply; a lone slow call holds the process open', async () => {

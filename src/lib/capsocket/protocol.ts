@@ -37,13 +37,23 @@ export const CAP_SOCKET_ERRORS = {
   internal: 'internal',
 } as const;
 
-/** Thrown by a handler to send a specific error code back to the script. */
+/**
+ * Thrown by a handler to send a specific error code back to the script. It is
+ * an answer, not a fault: the script gets its code and message, and nothing
+ * reads a stack, so none is captured (about 2 µs of every refused call, more
+ * than the gate's own checks).
+ */
 export class CapCallError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  readonly code: string;
+  constructor(code: string, message: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    this.code = code;
     this.name = 'CapCallError';
   }
 }

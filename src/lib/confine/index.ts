@@ -228,18 +228,16 @@ export class HeldRoot {
 /**
  * Resolves and opens a regular file for reading in one step; returns the fd
  * and its stat. `root` is the root's host path (opened and closed here) or a
- * HeldRoot (its fd reused, its stat refreshed). `release` closes the file's
- * `O_PATH` handle once the file is open (default: at once); a caller on a hot
- * path may close it a little later, off its reply's critical path.
+ * HeldRoot (its fd reused, its stat refreshed).
  */
-export function openConfinedFile(root: string | HeldRoot, parts: readonly string[], who: Identity | undefined, release: (fd: number) => void = closeSync): { fd: number; stat: Stats; rel: string } {
+export function openConfinedFile(root: string | HeldRoot, parts: readonly string[], who: Identity | undefined): { fd: number; stat: Stats; rel: string } {
   const { handle, owned } = typeof root === 'string' ? { handle: openRoot(root), owned: true } : root.use();
   try {
     const h = resolve(handle, parts, who);
     try {
       return { fd: openFileForRead(h, who), stat: h.stat, rel: h.rel };
     } finally {
-      release(h.fd);
+      closeSync(h.fd);
     }
   } finally {
     if (owned) closeSync(handle.fd);

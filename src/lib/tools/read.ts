@@ -27,31 +27,6 @@ export interface ReadArgs {
 }
 
 /**
- * Descriptors of a small read whose close waits for the check phase of the
- * event loop: the reply to the call is written in the same tick that settled
- * it (the capability socket uncorks on nextTick), so the two close(2) calls of
- * a small read (its file and the file's O_PATH handle) happen after the reply
- * has left, while the script reads it, not before. Each loop turn closes all
- * that the turn opened, and at most MAX_CLOSING wait: past that a close is immediate.
- */
-const closing: number[] = [];
-/** Past this many waiting descriptors a close happens at once (calls settled in one turn can be thousands). */
-const MAX_CLOSING = 64;
-function closeAfterReply(fd: number): void {
-  if (closing.length >= MAX_CLOSING) return closeSync(fd);
-  if (closing.push(fd) === 1) setImmediate(closeDeferred);
-}
-function closeDeferred(): void {
-  for (const fd of closing.splice(0)) {
-    try {
-      closeSync(fd);
-    } catch {
-      // A read-only descriptor or an O_PATH handle: a failed close loses nothing.
-    }
-  }
-}
-
-/**
  * `read`: lines of a workspace file, resolved through the confinement module
  * (no link followed, the jail's own permissions). A whole-file read over the
  * inline threshold is copied into a ResultRef; a slice is streamed from the
@@ -61,7 +36,7 @@ function closeDeferred(): void {
  */
 export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknown> {
   const parts = splitConfined(args.path, ctx.jailWorkspace);
-  const file = openConfinedFile(ctx.workspaceRoot ?? ctx.workspaceReal, parts, ctx.jail, closeAfterReply);
+  const file = openConfinedFile(ctx.workspaceRoot ?? ctx.workspaceReal, parts, ctx.jail);
   const rel = file.rel;
   const small = file.stat.size <= SYNC_READ_BYTES;
   try {
@@ -85,7 +60,7 @@ export async function readTool(ctx: ToolContext, args: ReadArgs): Promise<unknow
     if (!ctx.results) return result;
     return maybeMaterializeValue(ctx.results, result, () => ({ text: slice.content, nameHint: rel }));
   } finally {
-    if (small) closeAfterReply(file.fd);
+    if (small) closeSync(file.fd);
     else await closeAsync(file.fd);
   }
 }
