@@ -85,6 +85,42 @@ describe('RefStream', () => {
     }
   });
 
+  it('a batch written in place as it fills (writeQueued) never overtakes a queued pool write or truncation: the file holds exactly what was queued', async () => {
+    const rand = prng(0x0dde);
+    const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => 0x41 + Math.floor(rand() * 26)));
+    const head = bytes(300_000);
+    // Streamed as web_fetch does, writeQueued after each chunk: one batch over the in-place size.
+    const s1 = store();
+    const a = new RefStream(s1);
+    const text = bytes(700_000);
+    for (let off = 0; off < text.length; off += 65_536) {
+      a.write(text.subarray(off, off + 65_536));
+      a.writeQueued();
+    }
+    expect(readFileSync(join(s1.dir, '..', (await a.commit('text')).ref)).equals(text)).toBe(true);
+    // A reset while bytes were on disk queues a truncation: a batch filled right after it must not be
+    // written before it (the truncation would empty the file the batch went into).
+    const s2 = store();
+    const b = new RefStream(s2);
+    b.write(bytes(100_000));
+    b.writeQueued();
+    b.write(head);
+    b.writeQueued();
+    b.reset();
+    const after = bytes(280_000);
+    b.write(after);
+    b.writeQueued();
+    expect(readFileSync(join(s2.dir, '..', (await b.commit('text')).ref)).equals(after)).toBe(true);
+    // Past the 4 MiB pool batch a pool write is in flight: the next filled batch waits for it.
+    const s3 = store();
+    const c = new RefStream(s3);
+    const big = bytes(4 * 1024 * 1024 + 300_000);
+    c.write(big.subarray(0, 4 * 1024 * 1024));
+    c.write(big.subarray(4 * 1024 * 1024));
+    c.writeQueued();
+    expect(readFileSync(join(s3.dir, '..', (await c.commit('text')).ref)).equals(big)).toBe(true);
+  });
+
   it('a create that fails is an io_error: no file, nothing taken from the budget', () => {
     const s = store();
     rmSync(s.dir, { recursive: true });

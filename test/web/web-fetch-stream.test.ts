@@ -8,7 +8,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -228,9 +228,9 @@ describe('a failed, cut or refused stream leaves no file', () => {
     const before = c.budget.remainingBytes;
     try {
       const value = (await webFetchTool(c, cfg, { url: `http://127.0.0.1:${port}${path}` }, { dial: rec.dial })) as Record<string, unknown>;
-      return { value, left: files(c.results), budget: c.budget.remainingBytes, before, rec };
+      return { value, left: files(c.results), budget: c.budget.remainingBytes, before, rec, dir };
     } catch (err) {
-      return { error: err as { code: string; message: string }, left: files(c.results), budget: c.budget.remainingBytes, before, rec };
+      return { error: err as { code: string; message: string }, left: files(c.results), budget: c.budget.remainingBytes, before, rec, dir };
     }
   }
 
@@ -238,6 +238,8 @@ describe('a failed, cut or refused stream leaves no file', () => {
     const r = await call('/whole');
     expect(r.value).toMatchObject({ type: 'ResultRef', kind: 'csv', bytes: csv.length, rows: 20_000 });
     expect(r.left).toEqual([expect.stringMatching(/^ref-\d+\.csv$/), 'writes']);
+    // Written in place while it arrived, the rest at commit: the whole body is on disk once the handle is answered.
+    expect(readFileSync(join(r.dir, basename(r.value!.ref as string))).equals(csv)).toBe(true);
   });
 
   it('a connection torn down mid-body: a tool error, no ref and no temp file, the budget given back', async () => {

@@ -327,7 +327,7 @@ function register(store: ResultStore, name: string, kind: ResultKind, tally: { b
  * it keeps until the call ends anyway), so a large batch holds no extra
  * memory; each writev is a thread-pool round trip (~30-100 µs of CPU on this
  * VM), which is what a 1 MB body's eight 128 KiB writes cost more than the
- * bytes themselves. A 1 MB body is now one writev at commit.
+ * bytes themselves. A 1 MB payload written at once is one writev at commit.
  */
 const STREAM_FLUSH_BYTES = 4 * 1024 * 1024;
 /**
@@ -335,7 +335,9 @@ const STREAM_FLUSH_BYTES = 4 * 1024 * 1024;
  * commit in place, one writev on the loop (~30-80 µs here): the thread pool's
  * round trip cost more than that, and under load its wake-up waited for a core
  * (the web_fetch bench: ~0.13 ms of wall and CPU per 50 KB call). Bigger
- * batches still go through the pool: a megabyte never holds the event loop.
+ * batches still go through the pool: a megabyte never holds the event loop. A
+ * stream whose bytes arrive over time writes each batch of this size in place
+ * as it fills ({@link RefStream.writeQueued}).
  */
 const SYNC_WRITE_BYTES = 256 * 1024;
 const HEAD_BYTES = 64 * 1024;
@@ -363,10 +365,11 @@ function ioError(err: unknown): CapCallError {
  * it as the network delivers it). The file is created exclusively under a
  * temp name through the confinement module (one sync open, like `read`'s) and
  * its bytes written through libuv's thread pool in batches of up to 4 MiB (a
- * last batch of up to 256 KiB in place at commit), so a megabyte of writes
- * never holds the event loop; each chunk is checked against the per-file cap and reserved from the
- * run's budget as it is queued (concurrent streams cannot overrun it
- * together). {@link commit} renames the file into place and returns its
+ * last batch of up to 256 KiB in place at commit; a producer whose bytes
+ * arrive over time writes each 256 KiB batch in place as it fills, see
+ * {@link writeQueued}), so a megabyte of writes never holds the event loop;
+ * each chunk is checked against the per-file cap and reserved from the run's
+ * budget as it is queued (concurrent streams cannot overrun it together). {@link commit} renames the file into place and returns its
  * handle; {@link abort} (or a failed commit) deletes it and gives the
  * reservation back: a cut or failed stream never leaves a ref behind.
  */
@@ -377,6 +380,8 @@ export class RefStream {
   private fd: number | undefined;
   /** The open, then each writev in order. */
   private chain: Promise<void>;
+  /** Operations queued on `chain` and not settled yet: while any is, a write in place would overtake it. */
+  private inFlight = 0;
   private failure: CapCallError | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -454,7 +459,7 @@ export class RefStream {
       this.headParts.splice(0, this.headParts.length, head);
       this.headBytes = length;
     }
-    this.chain = this.chain.then(() => (this.failure || this.fd === undefined ? undefined : ftruncateAsync(this.fd, length).catch((err: unknown) => void (this.failure ??= ioError(err)))));
+    this.enqueue(() => ftruncateAsync(this.fd!, length));
   }
 
   /** Empties the file (a streamed body left the clean path): the next byte written is its first again. */
@@ -469,7 +474,34 @@ export class RefStream {
     this.lastByte = 0x0a;
     this.headParts.length = 0;
     this.headBytes = 0;
-    this.chain = this.chain.then(() => (this.failure || this.fd === undefined ? undefined : ftruncateAsync(this.fd, 0).catch((err: unknown) => void (this.failure ??= ioError(err)))));
+    this.enqueue(() => ftruncateAsync(this.fd!, 0));
+  }
+
+  /** Runs `op` on the open file after everything queued before it; its error is the stream's failure (the commit's). */
+  private enqueue(op: () => Promise<unknown>): void {
+    this.inFlight++;
+    this.chain = this.chain.then(async () => {
+      try {
+        if (!this.failure && this.fd !== undefined) await op();
+      } catch (err) {
+        this.failure ??= ioError(err);
+      } finally {
+        this.inFlight--;
+      }
+    });
+  }
+
+  /**
+   * Writes the queued bytes in place once they reach SYNC_WRITE_BYTES and
+   * nothing queued before them is still in flight: for a producer whose
+   * bytes arrive over time (web_fetch's streamed CSV), each in-place write
+   * holds the loop for one batch (~30 µs here) between two reads of the
+   * body, while a thread-pool write cost the loop more than the write itself
+   * (its submission took ~0.25 ms of a 1 MB commit under load, the worker
+   * waking on the loop's own core) and the reply waited for it.
+   */
+  writeQueued(): void {
+    if (this.state === 'open' && this.inFlight === 0 && this.pendingBytes >= SYNC_WRITE_BYTES) this.flushSync();
   }
 
   private flush(): void {
@@ -479,22 +511,17 @@ export class RefStream {
     this.pending = [];
     this.flushed += this.pendingBytes;
     this.pendingBytes = 0;
-    this.chain = this.chain.then(async () => {
-      if (this.failure || this.fd === undefined) return;
-      try {
-        for (let rest = bufs, pos = position; rest.length > 0;) {
-          const { bytesWritten } = await writevAsync(this.fd, rest, pos);
-          if (bytesWritten === 0) throw new CapCallError('io_error', 'cannot write a ResultRef (short write)');
-          pos += bytesWritten;
-          rest = unwritten(rest, bytesWritten);
-        }
-      } catch (err) {
-        this.failure ??= ioError(err);
+    this.enqueue(async () => {
+      for (let rest = bufs, pos = position; rest.length > 0;) {
+        const { bytesWritten } = await writevAsync(this.fd!, rest, pos);
+        if (bytesWritten === 0) throw new CapCallError('io_error', 'cannot write a ResultRef (short write)');
+        pos += bytesWritten;
+        rest = unwritten(rest, bytesWritten);
       }
     });
   }
 
-  /** Writes what is queued in place, after everything queued before it (the chain has settled). */
+  /** Writes what is queued in place, after everything queued before it (nothing is in flight). */
   private flushSync(): void {
     const bufs = this.pending;
     let pos = this.flushed;

@@ -102,6 +102,9 @@ export class PageSink {
         const c = this.chunks[this.written]!;
         this.ref!.write(c, this.written === this.chunks.length - 1 ? this.lastLines : undefined);
       }
+      // Each batch goes to the file while the rest of the body is on the wire: at the end only a
+      // last partial batch is left to write before the handle is answered.
+      this.ref!.writeQueued();
     } catch {
       // Over a cap while streaming: the end decides on the payload the slow way (a cut CSV may
       // still fit), with the same errors as before.
