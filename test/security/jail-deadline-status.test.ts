@@ -5,7 +5,9 @@
  * - The supervisor (`timeout -s KILL` in the launch chain) kills the jail at
  *   its deadline while comis's main thread is blocked (Atomics.wait), and the
  *   run is classified `timeout` with comis's own timer pushed out of reach.
- * - SIGKILL of comis with the supervisor in the chain still leaves nothing.
+ * - SIGKILL of comis with the supervisor in the chain still leaves nothing,
+ *   not even a process of the supervisor's group that has no parent-death
+ *   signal of its own (bubblewrap's child before its uid map is written).
  * - A fake `bwrap: …` line on stderr does not make a run `spawn_fail`; a real
  *   exec failure inside bubblewrap does (bubblewrap's status pipe says so).
  * - Multi-byte stdout survives chunk boundaries; a synchronous node stdout
@@ -18,6 +20,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
+import { supervisorArgs } from '../../src/lib/jail/plan.js';
 import { spawnJail } from '../../src/lib/jail/spawn.js';
 import { classifyExit, runOrchestrate, type OrchestrateOptions } from '../../src/lib/orchestrate/runner.js';
 import { tempDir } from '../helpers/temp.js';
@@ -148,6 +151,62 @@ p.stdout.on('data', (d) => { if (String(d).includes('ready')) process.stdout.wri
       if (root) await until(() => pidsOfUid(ws.hostUid).length === 0, 20_000, 'no process of the jail uid');
     } finally {
       parent.kill('SIGKILL');
+    }
+  });
+});
+
+/**
+ * Starts, from a node process of its own, `args` (a supervisor's command line) over a shell that
+ * leaves a sleep in the supervisor's process group, as bubblewrap's child is until its
+ * --new-session; SIGKILLs that node process once the sleep runs and the supervisor is gone.
+ * Returns the pids still running the sleep a moment later.
+ */
+async function survivorsOfCallerKill(args: string[], mark: string): Promise<number[]> {
+  const dir = tempDir();
+  const driver = join(dir, 'driver.mjs');
+  writeFileSync(
+    driver,
+    `import { spawn } from 'node:child_process';
+const p = spawn(${JSON.stringify(args[0])}, ${JSON.stringify([...args.slice(1), '/bin/sh', '-c', `/bin/sleep ${mark} & echo ready; wait`])}, { stdio: ['ignore', 'pipe', 'inherit'] });
+p.stdout.on('data', (d) => process.stdout.write(d));
+process.stdout.write('supervisor ' + p.pid + '\\n');
+`,
+  );
+  // The sleep's own argv (NUL-separated), not the shell's or the supervisor's, which quote it.
+  const sleeping = `/bin/sleep\0${mark}`;
+  const parent = spawn(process.execPath, [driver], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  parent.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    await until(() => out.includes('ready') || parent.exitCode !== null, 20_000, 'the driver to start the supervisor');
+    const supervisorPid = Number(/supervisor (\d+)/.exec(out)![1]);
+    await until(() => pidsWithCmdline(sleeping).length === 1, 20_000, 'the sleep in the supervisor group');
+    parent.kill('SIGKILL');
+    await until(() => !pidsWithCmdline('/timeout').includes(supervisorPid), 20_000, 'the supervisor to end');
+    // The supervisor's --kill-after is 1 s: past it, whatever it was going to end has ended.
+    await new Promise((r) => setTimeout(r, 1_500));
+    return pidsWithCmdline(sleeping);
+  } finally {
+    parent.kill('SIGKILL');
+  }
+}
+
+describe("a caller's death ends the supervisor's whole process group", () => {
+  const setpriv = '/usr/bin/setpriv';
+  const timeout = '/usr/bin/timeout';
+
+  it("a process of the supervisor's group with no parent-death signal of its own dies with the caller; with a supervisor SIGKILLed on the caller's death it is left behind (control)", async () => {
+    const args = supervisorArgs(setpriv, timeout, 600_000);
+    expect(args.slice(0, 3)).toEqual([setpriv, '--pdeathsig', 'TERM']);
+    expect(await survivorsOfCallerKill(args, marker())).toEqual([]);
+
+    // Control: the same chain with the supervisor killed outright, as before, passes nothing on.
+    const mark = marker();
+    const left = await survivorsOfCallerKill([setpriv, '--pdeathsig', 'KILL', ...args.slice(3)], mark);
+    try {
+      expect(left).toHaveLength(1);
+    } finally {
+      for (const pid of pidsWithCmdline(mark)) process.kill(pid, 'SIGKILL'); // the orphaned shell and sleep
     }
   });
 });

@@ -7,7 +7,7 @@
  * holds is bubblewrap's and bubblewrap's parent is the caller):
  *
  *   prlimit --nproc --as --fsize --core --nofile --
- *     [with a deadline: setpriv --pdeathsig KILL -- timeout -s KILL <secs> --]
+ *     [with a deadline: setpriv --pdeathsig TERM -- timeout -s KILL -k 1 <secs> --]
  *     [root: unshare --mount -- sh -c '<one `mount -a` of the stage fstab: the
  *      inode-bounded /tmp and /dev/shm tmpfs, bind sources the jail uid cannot
  *      reach, onto a 0711 stage dir>' ... --]
@@ -19,8 +19,9 @@
  * With a deadline the supervisor (coreutils `timeout`) forks: the pid the
  * caller holds is the supervisor's, bubblewrap is its child. It kills the
  * jail at the deadline without any help from the caller's event loop, and it
- * dies with the caller (parent-death signal, kept across its exec because
- * nothing changes credentials before it), taking bubblewrap with it
+ * ends with the caller (parent-death signal SIGTERM, kept across its exec
+ * because nothing changes credentials before it), signalling its whole
+ * process group first (see {@link supervisorArgs}); bubblewrap dies with it
  * (--die-with-parent).
  *
  * Security properties:
@@ -507,11 +508,25 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     // can choose.
     const { setpriv, timeout } = ctx.tools;
     if (!setpriv || !timeout) throw new Error('buildJailPlan: a deadline needs setpriv and timeout');
-    chain = [setpriv, '--pdeathsig', 'KILL', '--', timeout, '--signal=KILL', '--', deadlineSeconds(req.deadlineMs), ...chain];
+    chain = [...supervisorArgs(setpriv, timeout, req.deadlineMs), ...chain];
   }
   // Not root, the supervisor is one more task of our uid beside bubblewrap (see rlimitArgs).
   const outer = req.deadlineMs === undefined || ctx.root ? ctx : { ...ctx, tasksOfUid: (ctx.tasksOfUid ?? 0) + 1 };
   return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, outer), '--', ...chain], dataFds, constantData, statusFd, stage, ...(nprocGate ? { nprocGate } : {}) };
+}
+
+/**
+ * The deadline supervisor's command line, up to the command it supervises. When the caller dies
+ * (even SIGKILL) the supervisor gets SIGTERM, not SIGKILL: coreutils `timeout` then passes the
+ * signal to its whole process group and SIGKILLs what is left of it a second later. A SIGKILLed
+ * supervisor could pass nothing on, and bubblewrap's own parent-death signal does not cover every
+ * moment: its child, cloned into the jail's namespaces, waits on an eventfd for bubblewrap to map
+ * its uids before it sets a parent-death signal of its own, so a caller killed in that window left
+ * it blocked forever as an orphan of pid 1. Until that child execs it is still in the supervisor's
+ * process group (bubblewrap's --new-session comes later), which is what the group signal reaches.
+ */
+export function supervisorArgs(setpriv: string, timeout: string, deadlineMs: number): string[] {
+  return [setpriv, '--pdeathsig', 'TERM', '--', timeout, '--signal=KILL', '--kill-after=1', '--', deadlineSeconds(deadlineMs)];
 }
 
 /** Splits the --args payload of a plan back into options (for tests and diagnostics). */
