@@ -13,7 +13,7 @@
  * - Multi-byte stdout survives chunk boundaries; a synchronous node stdout
  *   flood that dies in its own write queue is `stdout_cap`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -39,6 +39,25 @@ async function run(source: string, extra: Partial<OrchestrateOptions> = {}, conf
   const agent = resolveAgent(await loadConfig({ home }));
   const res = await runOrchestrate({ source, displayName: 'job.mjs', language: 'js', agent, home, sessionKey: 's', ...extra });
   return res.public;
+}
+
+/**
+ * Runs `source` as a node script of its own (the caller whose death a test is about) and waits
+ * until its stdout says `ready` or it exits. Returns it and its stdout so far.
+ */
+async function startCaller(source: string, stderr: 'pipe' | 'inherit'): Promise<{ parent: ChildProcess; out: () => string }> {
+  const driver = join(tempDir(), 'driver.mjs');
+  writeFileSync(driver, source);
+  const parent = spawn(process.execPath, [driver], { stdio: ['ignore', 'pipe', stderr] });
+  let out = '';
+  parent.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    await until(() => out.includes('ready') || parent.exitCode !== null, 30_000, 'the driver to start');
+  } catch (err) {
+    parent.kill('SIGKILL');
+    throw err;
+  }
+  return { parent, out: () => out };
 }
 
 describe("the deadline does not depend on comis's event loop", () => {
@@ -125,9 +144,7 @@ describe("the deadline does not depend on comis's event loop", () => {
     const bundle = bundleJail(dir);
     const ws = workspace();
     const mark = marker();
-    const driver = join(dir, 'driver.mjs');
-    writeFileSync(
-      driver,
+    const { parent, out } = await startCaller(
       `import { spawnJail, DEFAULT_JAIL_LIMITS } from ${JSON.stringify(bundle)};
 const p = spawnJail({
   command: ['/bin/sh', '-c', '/bin/sleep ${mark} & echo ready; exec /bin/sleep ${mark}'],
@@ -136,13 +153,10 @@ const p = spawnJail({
 });
 p.stdout.on('data', (d) => { if (String(d).includes('ready')) process.stdout.write('ready ' + p.pid + '\\n'); });
 `,
+      'pipe',
     );
-    const parent = spawn(process.execPath, [driver], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    parent.stdout.on('data', (d: Buffer) => (out += d.toString()));
     try {
-      await until(() => out.includes('ready') || parent.exitCode !== null, 30_000, 'the driver to start the jail');
-      const supervisorPid = Number(/ready (\d+)/.exec(out)![1]);
+      const supervisorPid = Number(/ready (\d+)/.exec(out())![1]);
       expect(pidsWithCmdline('/timeout')).toContain(supervisorPid);
       await until(() => pidsWithCmdline(mark).length >= 2, 20_000, 'the jailed sleeps');
       parent.kill('SIGKILL');
@@ -162,24 +176,18 @@ p.stdout.on('data', (d) => { if (String(d).includes('ready')) process.stdout.wri
  * Returns the pids still running the sleep a moment later.
  */
 async function survivorsOfCallerKill(args: string[], mark: string): Promise<number[]> {
-  const dir = tempDir();
-  const driver = join(dir, 'driver.mjs');
-  writeFileSync(
-    driver,
+  // The sleep's own argv (NUL-separated), not the shell's or the supervisor's, which quote it.
+  const sleeping = `/bin/sleep\0${mark}`;
+  const { parent, out } = await startCaller(
     `import { spawn } from 'node:child_process';
 const p = spawn(${JSON.stringify(args[0])}, ${JSON.stringify([...args.slice(1), '/bin/sh', '-c', `/bin/sleep ${mark} & echo ready; wait`])}, { stdio: ['ignore', 'pipe', 'inherit'] });
 p.stdout.on('data', (d) => process.stdout.write(d));
 process.stdout.write('supervisor ' + p.pid + '\\n');
 `,
+    'inherit',
   );
-  // The sleep's own argv (NUL-separated), not the shell's or the supervisor's, which quote it.
-  const sleeping = `/bin/sleep\0${mark}`;
-  const parent = spawn(process.execPath, [driver], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  parent.stdout.on('data', (d: Buffer) => (out += d.toString()));
   try {
-    await until(() => out.includes('ready') || parent.exitCode !== null, 20_000, 'the driver to start the supervisor');
-    const supervisorPid = Number(/supervisor (\d+)/.exec(out)![1]);
+    const supervisorPid = Number(/supervisor (\d+)/.exec(out())![1]);
     await until(() => pidsWithCmdline(sleeping).length === 1, 20_000, 'the sleep in the supervisor group');
     parent.kill('SIGKILL');
     await until(() => !pidsWithCmdline('/timeout').includes(supervisorPid), 20_000, 'the supervisor to end');
