@@ -1,58 +1,59 @@
 #!/usr/bin/env node
 // The comis entry point. Kept tiny on purpose: every command loads its own
 // dependencies inside run(); `--version` and `--help` answer without loading oclif, and
-// plain `comis orchestrate` invocations skip oclif too (same flag table; any
-// help, unknown flag or usage error goes through the oclif command).
-import { readFileSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// plain `comis orchestrate` / `comis skill scan` invocations skip oclif too (same flag
+// tables; any help, unknown flag or usage error goes through the oclif command).
+//
+// CommonJS (bin/package.json): an ES module entry, or the first import(), starts node's ES
+// module loader, ~3.5 ms of every run. The `orchestrate` and `skill scan` fast paths require
+// one CommonJS file (dist/cli/fast-entry.cjs, scripts/build-fast-entry.mjs) and run without it.
+'use strict';
+const { readFileSync, statSync } = require('node:fs');
+const { join } = require('node:path');
+const { pathToFileURL } = require('node:url');
 
 const argv = process.argv.slice(2);
-const userAgent = () => `comis/${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version} ${process.platform}-${process.arch} node-${process.version}`;
+const dist = join(__dirname, '..', 'dist');
+const userAgent = () => `comis/${JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).version} ${process.platform}-${process.arch} node-${process.version}`;
 // `comis --help` to a pipe: the text oclif rendered at build time (scripts/build-manifest.mjs), for
 // exactly the case it was rendered for (no terminal, default width, no forced color); else oclif.
 const rootHelp = () => {
   if (process.stdout.isTTY || process.env.OCLIF_COLUMNS || process.env.FORCE_COLOR !== undefined) return undefined;
   try {
-    return readFileSync(new URL('../dist/help/root.txt', import.meta.url), 'utf8');
+    return readFileSync(join(dist, 'help', 'root.txt'), 'utf8');
   } catch {
     return undefined;
   }
 };
-// A fast path's bundle (scripts/build-*-bundle.mjs) while it is current: every dist file it was
-// built from has the size its list (the .json beside it) records and none is newer than the
-// bundle. Else undefined (missing, or dist rebuilt without it by `npm run build:fast`, or an
-// edited dist file), and the modules themselves load. Plain path strings: a run stats ~140 inputs.
-const currentBundle = (name) => {
+// dist/cli/fast-entry.cjs while it is at least as new as the module it was bundled from (src/cli/fast-entry.ts);
+// else (dist rebuilt by `npm run build:fast`, which does not bundle) that module itself, as an ES module.
+const fastEntry = async () => {
   try {
-    const dist = fileURLToPath(new URL('../dist/', import.meta.url));
-    const path = `${dist}cli/${name}`;
-    const builtAt = statSync(path).mtimeMs;
-    const list = JSON.parse(readFileSync(path.replace(/\.c?js$/, '.json'), 'utf8'));
-    for (const [file, size] of Object.entries(list.inputs)) {
-      const stat = statSync(dist + file);
-      if (stat.size !== size || stat.mtimeMs > builtAt) return undefined;
-    }
-    return { path, list };
+    if (statSync(join(dist, 'cli', 'fast-entry.cjs')).mtimeMs >= statSync(join(dist, 'cli', 'fast-entry.js')).mtimeMs) return require('../dist/cli/fast-entry.cjs');
   } catch {
-    return undefined;
+    /* no bundle: the module */
   }
+  return import('../dist/cli/fast-entry.js');
 };
-let help;
-if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
-  process.stdout.write(`${userAgent()}\n`);
-} else if (argv.length === 1 && argv[0] === '--help' && (help = rootHelp()) !== undefined) {
-  process.stdout.write(help.replace('{{userAgent}}', userAgent()));
-} else {
+
+const main = async () => {
+  let help;
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    process.stdout.write(`${userAgent()}\n`);
+    return;
+  }
+  if (argv.length === 1 && argv[0] === '--help' && (help = rootHelp()) !== undefined) {
+    process.stdout.write(help.replace('{{userAgent}}', userAgent()));
+    return;
+  }
   let done = false;
   if (argv[0] === 'orchestrate' && !argv.includes('--help') && !argv.includes('-h')) {
     // One bundled script with a V8 code cache while it is current, else the modules (see orchestrate-bundle.ts).
-    const { loadFastOrchestrate } = await import('../dist/cli/orchestrate-bundle.js');
-    done = await (await loadFastOrchestrate(currentBundle('fast-orchestrate.bundle.cjs')))(argv.slice(1));
+    done = await (await fastEntry()).fastOrchestrate(argv.slice(1));
   } else if (argv[0] === 'skill' && argv[1] === 'scan') {
     // Plain paths with --format, --fail-on, --json (see fast-skill-scan.ts); anything else goes to oclif.
     // One bundled script with a V8 code cache while it is current, else the modules (see skill-scan-bundle.ts).
-    const { loadFastSkillScan } = await import('../dist/cli/skill-scan-bundle.js');
-    done = await (await loadFastSkillScan(currentBundle('fast-skill-scan.bundle.cjs')))(argv.slice(2));
+    done = await (await fastEntry()).fastSkillScan(argv.slice(2));
   } else if ((argv[0] === 'explain' && argv[1] === '--last') || (argv[0] === 'jail' && argv[1] === 'probe') || argv[0] === 'fleet') {
     // Exactly `explain --last` / `jail probe` / `fleet [--since X]`, each with an optional trailing --json (see fast-commands.ts).
     const { tryFastCommand } = await import('../dist/cli/fast-commands.js');
@@ -60,6 +61,11 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   }
   if (!done) {
     const { execute } = await import('@oclif/core');
-    await execute({ dir: import.meta.url });
+    await execute({ dir: pathToFileURL(join(__dirname, '..', 'package.json')).href });
   }
-}
+};
+main().catch((err) => {
+  // As an uncaught error of an ES module entry: the stack to stderr, exit 1.
+  process.exitCode = 1;
+  process.stderr.write(`${err && err.stack ? err.stack : String(err)}\n`);
+});

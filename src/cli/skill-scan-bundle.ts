@@ -11,6 +11,8 @@
  * before the entry is made, so the next run, which compiles the bundle before any scan, can
  * use it (test/e2e/skill-scan.test.ts: later runs keep the entry).
  */
+import { setFlagsFromString } from 'node:v8';
+
 import { type CurrentBundle, loadBundle } from './bundle-loader.js';
 
 type FastSkillScan = (args: readonly string[]) => Promise<boolean>;
@@ -26,9 +28,8 @@ function fromBundle(bundle: CurrentBundle): FastSkillScan | undefined {
     const done = await fast(args);
     if (done) {
       // The flags scanReport sets, back to V8's defaults (the scan is over: nothing runs after this but the write).
-      const v8 = await import('node:v8');
-      v8.setFlagsFromString('--regexp-tier-up');
-      v8.setFlagsFromString('--regexp-optimization');
+      setFlagsFromString('--regexp-tier-up-ticks=1');
+      setFlagsFromString('--regexp-optimization');
       save();
     }
     return done;

@@ -3,16 +3,20 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { comisBin, repoRoot, runComis, type CliResult } from '../helpers/cli.js';
+import { repoRoot, runComis, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** The same command through oclif (the command class), bypassing bin/comis.js's fast paths. */
 function viaOclif(args: string[], home: string): CliResult {
-  const res = spawnSync(process.execPath, ['--input-type=module', '-e', `const { execute } = await import('@oclif/core'); await execute({ dir: ${JSON.stringify(`file://${comisBin}`)}, args: ${JSON.stringify(args)} });`], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home },
-    encoding: 'utf8',
-  });
+  const res = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', `const { execute } = await import('@oclif/core'); await execute({ dir: ${JSON.stringify(`file://${join(repoRoot, 'package.json')}`)}, args: ${JSON.stringify(args)} });`],
+    {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home },
+      encoding: 'utf8',
+    },
+  );
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 

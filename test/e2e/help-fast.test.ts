@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/temp.js';
 
 /** `comis --help` as oclif itself renders it, bypassing bin/comis.js's fast path. */
 function oclifHelp(env: Record<string, string> = {}): string {
-  const res = spawnSync(process.execPath, ['--input-type=module', '-e', `const { execute } = await import('@oclif/core'); await execute({ dir: ${JSON.stringify(`file://${join(repoRoot, 'bin', 'comis.js')}`)}, args: ['--help'] });`], {
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', `const { execute } = await import('@oclif/core'); await execute({ dir: ${JSON.stringify(`file://${join(repoRoot, 'package.json')}`)}, args: ['--help'] });`], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir(), ...env },
     encoding: 'utf8',

@@ -2,4 +2,4 @@
 // from any working directory: node test/helpers/oclif-run.mjs skill scan skills --json
 import { execute } from '@oclif/core';
 
-await execute({ dir: new URL('../../bin/comis.js', import.meta.url).href, args: process.argv.slice(2) });
+await execute({ dir: new URL('../../package.json', import.meta.url).href, args: process.argv.slice(2) });
