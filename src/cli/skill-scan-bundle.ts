@@ -30,6 +30,7 @@ function fromBundle(bundle: CurrentBundle): FastSkillScan | undefined {
       // The flags scanReport sets, back to V8's defaults (the scan is over: nothing runs after this but the write).
       setFlagsFromString('--regexp-tier-up-ticks=1');
       setFlagsFromString('--regexp-optimization');
+      setFlagsFromString('--opt');
       save();
     }
     return done;

@@ -42,12 +42,18 @@ export async function scanReport(inputs: SkillScanInputs): Promise<ScanReport> {
   // V8's default of interpreting it first and compiling it again once it is hot (about 3x on one file).
   // For a few small files, compiling it without V8's regex optimization passes costs less again
   // (most of the scan of one SKILL.md is compiling regexes); for more text the optimized code pays.
+  // So does TurboFan: a scan of one SKILL.md queues optimizing compiles of its hot functions on
+  // V8's worker threads that finish only after the report is out, and node waits for them before
+  // it exits (5-8 ms of a 45 ms run); without them the scan itself takes as long.
   // Tiering up after 0 runs (not --no-regexp-tier-up): a regex that node ran once before this
   // point, interpreted, would then be run as if it had machine code, and V8 crashes (SIGSEGV).
   // The fast path's code cache is written with these set back (skill-scan-bundle.ts).
   const v8 = await import('node:v8');
   v8.setFlagsFromString('--regexp-tier-up-ticks=0');
-  if (fewSmallFiles(inputs.paths)) v8.setFlagsFromString('--no-regexp-optimization');
+  if (fewSmallFiles(inputs.paths)) {
+    v8.setFlagsFromString('--no-regexp-optimization');
+    v8.setFlagsFromString('--no-opt');
+  }
   const { scanSkillPaths } = await import('../lib/skills/scan-paths.js');
   const baseline = inputs.baseline ? (await import('../lib/skills/baseline.js')).loadBaseline(inputs.baseline) : undefined;
   return scanSkillPaths({
