@@ -5,7 +5,7 @@
  * DuckDB child and MCP server is gone, kept results are copied out, and the
  * run directory and the workspace are cleaned without following a link.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, renameSync } from 'node:fs';
 
 import type { CapSocket } from '../../capsocket/server.js';
 import type { RunDirectory } from '../run-dir.js';
@@ -35,9 +35,15 @@ export async function cleanupRun(parts: RunParts, keepResultsDir?: string): Prom
   await parts.services?.close();
   if (keepResultsDir && parts.dir) {
     try {
-      cpSync(parts.dir.resultsDir, keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+      // Moved, when it can be (same filesystem, no kept files there yet): one rename instead of a
+      // copy of every file and a removal of every original. Else copied, merging into what is kept.
+      renameSync(parts.dir.resultsDir, keepResultsDir);
     } catch {
-      /* keeping is best effort: the run's outcome stands */
+      try {
+        cpSync(parts.dir.resultsDir, keepResultsDir, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+      } catch {
+        /* keeping is best effort: the run's outcome stands */
+      }
     }
   }
   // The jail is gone (exited resolves only then). Neither step follows a link the jail left.
