@@ -255,14 +255,23 @@ export class TriggerAutomaton {
    * the scan runs over every character of a text, and this halves its cost.
    */
   private readonly dfa: Int32Array;
-  /** Failure link of each state (the longest proper suffix that is a trie state). */
+  /**
+   * Failure link of each state (the longest proper suffix that is a trie state) + 1, 0 until
+   * known: computed on first need from the state's trie parent, as the DFA's transitions are.
+   */
   private readonly fail: Int32Array;
+  /** Trie parent of each state and the class of the edge from it (for the failure links). */
+  private readonly parent: Int32Array;
+  private readonly edge: Uint8Array;
+  /** Rules (key rule * 2, +1 for a word-start trigger) -> length of the longest such trigger ending exactly at a state. */
+  private readonly ownOuts: (Map<number, number> | undefined)[];
   /**
    * For each state, the rules (indices) with a trigger ending here, and that trigger's length,
-   * negated for a word-start trigger (per rule the longest of each kind).
+   * negated for a word-start trigger (per rule the longest of each kind); its own and those of
+   * its failure chain, filled on first need (undefined until then).
    */
-  private readonly outRules: Int32Array[];
-  private readonly outLengths: Int32Array[];
+  private readonly outRules: (Int32Array | undefined)[];
+  private readonly outLengths: (Int32Array | undefined)[];
 
   constructor(rules: readonly PrefilterRule[]) {
     const classes = new Uint8Array(0x10000);
@@ -282,7 +291,8 @@ export class TriggerAutomaton {
     const goto = new Int32Array(total * width);
     // Key rule * 2 (+1 for a word-start trigger) -> length of the rule's longest trigger of that kind ending here.
     const outs: (Map<number, number> | undefined)[] = [undefined];
-    const children: number[][] = [[]]; // per state: class, child, class, child...
+    const parent = new Int32Array(total);
+    const edge = new Uint8Array(total);
     let states = 1;
     rules.forEach((rule, r) => {
       for (const w of rule.wordStart ?? []) if (!rule.triggers.includes(w)) throw new Error(`word-start trigger ${JSON.stringify(w)} is not one of the rule's triggers`);
@@ -294,8 +304,8 @@ export class TriggerAutomaton {
           if (goto[at] === 0) {
             goto[at] = ++states;
             outs.push(undefined);
-            children.push([]);
-            children[s]!.push(c, states - 1);
+            parent[states - 1] = s;
+            edge[states - 1] = c;
           }
           s = goto[at]! - 1;
         }
@@ -310,27 +320,46 @@ export class TriggerAutomaton {
     this.next = new Int32Array(states * width);
     this.dfa = new Int32Array(states * width);
     this.fail = new Int32Array(states);
-    // Failure links breadth first over the trie's edges; a state's outputs include its failure state's.
-    const queue = [0];
-    for (let q = 0; q < queue.length; q++) {
-      const s = queue[q]!;
-      const edges = children[s]!;
-      for (let e = 0; e < edges.length; e += 2) {
-        const c = edges[e]!;
-        const t = edges[e + 1]!;
-        const f = s === 0 ? 0 : this.step(this.fail[s]!, c);
-        this.fail[t] = f;
-        const inherited = outs[f];
-        if (inherited) {
-          const out = (outs[t] ??= new Map());
-          for (const [r, len] of inherited) if (!out.has(r)) out.set(r, len);
+    this.parent = parent;
+    this.edge = edge;
+    this.ownOuts = outs;
+    this.outRules = new Array<Int32Array | undefined>(states);
+    this.outLengths = new Array<Int32Array | undefined>(states);
+  }
+
+  /** The failure link of state `t`, computed once: the parent's failure state stepped on t's edge. */
+  private failOf(t: number): number {
+    const known = this.fail[t]!;
+    if (known !== 0) return known - 1;
+    const s = this.parent[t]!;
+    const f = t === 0 || s === 0 ? 0 : this.step(this.failOf(s), this.edge[t]!);
+    this.fail[t] = f + 1;
+    return f;
+  }
+
+  /** State `t`'s outputs (its own and its failure chain's), computed once; true when it has any. */
+  private hasOutputs(t: number): boolean {
+    let rules = this.outRules[t];
+    if (rules === undefined) {
+      const own = this.ownOuts[t];
+      const merged = new Map(own);
+      if (t !== 0) {
+        const f = this.failOf(t);
+        this.hasOutputs(f);
+        const inheritedRules = this.outRules[f]!;
+        const inheritedLengths = this.outLengths[f]!;
+        // The failure chain's entries, each rule key once: a state's own trigger is the longer one.
+        for (let k = 0; k < inheritedRules.length; k++) {
+          const len = inheritedLengths[k]!;
+          const key = inheritedRules[k]! * 2 + (len < 0 ? 1 : 0);
+          if (!merged.has(key)) merged.set(key, Math.abs(len));
         }
-        queue.push(t);
       }
+      rules = Int32Array.from(merged.keys(), (key) => key >> 1);
+      this.outLengths[t] = Int32Array.from(merged.entries(), ([key, len]) => (key & 1 ? -len : len));
+      this.outRules[t] = rules;
     }
-    const none = new Int32Array(0);
-    this.outRules = outs.map((m) => (m ? Int32Array.from(m.keys(), (key) => key >> 1) : none));
-    this.outLengths = outs.map((m) => (m ? Int32Array.from(m.entries(), ([key, len]) => (key & 1 ? -len : len)) : none));
+    return rules.length > 0;
   }
 
   /** The DFA transition from state `s` on class `c`, computed once (trie edge, else the failure state's). */
@@ -339,7 +368,7 @@ export class TriggerAutomaton {
     const known = this.next[at]!;
     if (known !== 0) return known - 1;
     const child = this.goto[at]!;
-    const t = child !== 0 ? child - 1 : c === 0 || s === 0 ? 0 : this.step(this.fail[s]!, c);
+    const t = child !== 0 ? child - 1 : c === 0 || s === 0 ? 0 : this.step(this.failOf(s), c);
     this.next[at] = t + 1;
     return t;
   }
@@ -347,7 +376,7 @@ export class TriggerAutomaton {
   /** The entry of `dfa` at `row` + `c`, computed once. */
   private dfaEntry(row: number, c: number): number {
     const t = this.step(row / this.width, c);
-    const entry = 1 + 2 * t * this.width + (this.outRules[t]!.length === 0 ? 1 : 0);
+    const entry = 1 + 2 * t * this.width + (this.hasOutputs(t) ? 0 : 1);
     this.dfa[row + c] = entry;
     return entry;
   }
