@@ -4,41 +4,21 @@
 // (`import('./fast-orchestrate.js')`, `import('./fast-skill-scan.js')`) stay real imports of the
 // dist files, and `import.meta.url` becomes the URL of each module's own dist file, as it was.
 import { build } from 'esbuild';
-import { join, dirname, relative } from 'node:path';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+import { cjsBuildOptions } from './lib/bundle-cjs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const outfile = join(dist, 'cli/fast-entry.cjs');
 const FALLBACKS = /^\.\/fast-(orchestrate|skill-scan)\.js$/;
+const keepFallbacks = { name: 'comis-fast-entry-fallbacks', setup: (b) => b.onResolve({ filter: FALLBACKS }, (args) => ({ path: args.path, external: true })) };
 const result = await build({
-  entryPoints: [join(dist, 'cli/fast-entry.js')],
-  write: false,
-  outfile,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-  logOverride: { 'empty-import-meta': 'error' },
+  ...cjsBuildOptions(join(dist, 'cli/fast-entry.js'), outfile, dist, 'build-fast-entry.mjs', [keepFallbacks]),
+  // A plain CommonJS file that bin/comis.js requires: __comisUrl is defined at its top.
   banner: { js: '"use strict";\nconst __comisUrl = (p) => require("node:url").pathToFileURL(require("node:path").join(__dirname, "..", p)).href;' },
-  plugins: [
-    {
-      name: 'comis-fast-entry',
-      setup(b) {
-        b.onResolve({ filter: FALLBACKS }, (args) => ({ path: args.path, external: true }));
-        b.onLoad({ filter: /\.js$/ }, (args) => {
-          const path = relative(dist, args.path);
-          if (path.startsWith('..')) return undefined;
-          const contents = readFileSync(args.path, 'utf8').replaceAll('import.meta.url', `__comisUrl(${JSON.stringify(path)})`);
-          if (/import\.meta/.test(contents)) throw new Error(`build-fast-entry.mjs: ${path} uses import.meta beyond import.meta.url`);
-          return { contents, loader: 'js' };
-        });
-      },
-    },
-  ],
 });
 const code = result.outputFiles[0].text;
 // The fallbacks must stay import()s of the dist files (esbuild would otherwise inline or require them).

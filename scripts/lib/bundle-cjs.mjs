@@ -10,8 +10,12 @@ import { relative } from 'node:path';
 
 import { build, transform } from 'esbuild';
 
-export async function bundleCjs(entry, outfile, dist, script) {
-  /** `import.meta.url` of a dist module, as the URL of that module's own file (the loader supplies __comisUrl). */
+/**
+ * esbuild's options for one CommonJS file of dist modules (packages stay external), with
+ * `import.meta.url` of each dist module as the URL of that module's own file, through a function
+ * `__comisUrl(pathInDist)` that the file's loader supplies. `extra` plugins run first.
+ */
+export function cjsBuildOptions(entry, outfile, dist, script, extra = []) {
   const importMetaUrl = {
     name: 'comis-import-meta-url',
     setup(b) {
@@ -25,7 +29,7 @@ export async function bundleCjs(entry, outfile, dist, script) {
       });
     },
   };
-  const result = await build({
+  return {
     entryPoints: [entry],
     write: false,
     outfile,
@@ -35,11 +39,15 @@ export async function bundleCjs(entry, outfile, dist, script) {
     target: 'node20',
     packages: 'external',
     metafile: true,
-    plugins: [importMetaUrl],
+    plugins: [...extra, importMetaUrl],
     logLevel: 'warning',
     // Top-level await and the like cannot become CommonJS: fail the build rather than ship a broken path.
     logOverride: { 'empty-import-meta': 'error' },
-  });
+  };
+}
+
+export async function bundleCjs(entry, outfile, dist, script) {
+  const result = await build(cjsBuildOptions(entry, outfile, dist, script));
   let code = result.outputFiles[0].text;
 
   const ESM_INIT = '    return fn && (res = (0, fn[__getOwnPropNames(fn)[0]])(fn = 0)), res;';
