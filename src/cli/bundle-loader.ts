@@ -16,9 +16,9 @@
  * The packages a bundle import()s are imported from here, an ES module in dist/cli as
  * the bundle's modules were, so they resolve as before.
  */
-import { readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
@@ -56,6 +56,35 @@ const dist = new URL('../', import.meta.url);
 
 /** The bundle's import() of a package (a literal specifier, see the build scripts). */
 const importPackage = (specifier: string): Promise<unknown> => import(specifier);
+
+/** Age past which another build's entry of the same name is removed when an entry is written. */
+const STALE_ENTRY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Removes the entries of `name` for this node and arch other than `keep` that were written more
+ * than a day ago: those of other builds of the bundle (an upgrade or a rebuild leaves one behind,
+ * ~0.5 MB each, that nothing may read again). A day, not at once: two builds in use with one
+ * `$COMIS_HOME` (two checkouts) would otherwise delete each other's entry on every run. Other node
+ * versions' entries are left alone. A name is unlinked, never followed; best effort.
+ */
+function removeStaleEntries(keep: string, name: string): void {
+  const dir = dirname(keep);
+  const suffix = `-${process.version}-${process.arch}.v8`;
+  const now = Date.now();
+  try {
+    for (const entry of readdirSync(dir)) {
+      if (!entry.startsWith(`${name}-`) || !entry.endsWith(suffix) || entry === basename(keep)) continue;
+      try {
+        const path = join(dir, entry);
+        if (now - lstatSync(path).mtimeMs > STALE_ENTRY_MS) unlinkSync(path);
+      } catch {
+        /* left for a later write */
+      }
+    }
+  } catch {
+    /* the directory is unreadable: nothing to tidy */
+  }
+}
 
 /** `<name>-<sha256 prefix>-<node>-<arch>.v8` under `$COMIS_HOME/cache`. */
 export function codeCachePath(name: string, sha256: string): string {
@@ -96,8 +125,9 @@ export function loadBundle(name: string, bundle: CurrentBundle, encoding: 'latin
       try {
         writePrivateFileAtomic(cacheFile, script.createCachedData());
       } catch {
-        /* no cache this time */
+        return; /* no cache this time */
       }
+      removeStaleEntries(cacheFile, name);
     },
   };
 }

@@ -4,7 +4,7 @@
  * written after the first run; otherwise from the modules. Same output either way.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -34,8 +34,28 @@ describe('the orchestrate bundle', () => {
     const bundled = (loaded: string[]): boolean => loaded.some((m) => BUNDLE_URL.test(m));
     const cacheFiles = (): string[] => readdirSync(join(home, 'cache')).filter((n) => n.startsWith('orchestrate-') && n.endsWith('.v8'));
 
+    // Entries of other builds: written a day or more ago, removed when this build writes its own;
+    // a recent one (another checkout in use), another node's and other files stay.
+    const cacheDir = join(home, 'cache');
+    mkdirSync(cacheDir, { mode: 0o700 });
+    const planted = (name: string, ageMs: number): string => {
+      const path = join(cacheDir, name);
+      writeFileSync(path, 'old', { mode: 0o600 });
+      const at = new Date(Date.now() - ageMs);
+      utimesSync(path, at, at);
+      return name;
+    };
+    const suffix = `${process.version}-${process.arch}.v8`;
+    const stale = planted(`orchestrate-0000000000000000-${suffix}`, 2 * 86_400_000);
+    const recent = planted(`orchestrate-1111111111111111-${suffix}`, 3_600_000);
+    const otherNode = planted(`orchestrate-0000000000000000-v0.0.0-${process.arch}.v8`, 2 * 86_400_000);
+    const otherName = planted(`skill-scan-0000000000000000-${suffix}`, 2 * 86_400_000);
+
     const first = run();
     expect([first.status, first.stdout, first.stderr]).toEqual([0, 'hi 42\n', '']);
+    expect(readdirSync(cacheDir)).not.toContain(stale);
+    expect(readdirSync(cacheDir)).toEqual(expect.arrayContaining([recent, otherNode, otherName]));
+    for (const name of [recent, otherNode, otherName]) rmSync(join(cacheDir, name));
     expect(bundled(first.loaded)).toBe(true);
     // The tracer names the bundle's evaluated modules as their dist files (the hot-path tests read these).
     expect(first.loaded.some((m) => m.endsWith('/dist/lib/orchestrate/runner.js'))).toBe(true);
