@@ -241,7 +241,8 @@ if (process.env.BENCH_BEFORE_ROOT) {
     const dir = join(home, `inproc-${name}`);
     mkdirSync(dir);
     refDirs.push(dir);
-    const store = createResultStore(dir, { budget: { remainingBytes: 1e12 } });
+    const runEnded = new AbortController().signal;
+    const store = createResultStore(dir, { budget: { remainingBytes: 1e12 }, ended: runEnded });
     const ctx = {
       runId: name,
       agentId: 'a',
@@ -252,7 +253,7 @@ if (process.env.BENCH_BEFORE_ROOT) {
       maxReadBytes: MB,
       budget: store.budget,
       results: store,
-      runEnded: new AbortController().signal,
+      runEnded,
     };
     const config = webFetchSchema.parse({ allowPrivate: [`127.0.0.1:${port}`] });
     trees[name] = async (path) => {
@@ -281,7 +282,8 @@ if (process.env.BENCH_BEFORE_ROOT) {
         }
         // The call's ref goes after its timing, as a run keeps its refs until it ends: an unlink of
         // a 1 MB file took up to 0.28 s here while the disk had gigabytes of dirty pages to write back.
-        for (const dir of refDirs) for (const f of readdirSync(dir)) rmSync(join(dir, f));
+        // (A store's spare, the empty file its next ref takes, stays: it is not a ref.)
+        for (const dir of refDirs) for (const f of readdirSync(dir)) if (!f.startsWith('.spare-')) rmSync(join(dir, f));
       }
     }
     const paired = (k, m) => median(got[k][m].map((x, i) => x / got.plain[m][i])).toFixed(2);
