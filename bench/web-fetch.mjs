@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 // BENCH_ROOT: another checkout's built tree (e.g. main's, for a before/after on the same load).
 const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 30);
-// BENCH_CASES: which bodies to run (default all: text,csv,html), e.g. `csv` for a quick before/after.
+// BENCH_CASES: which bodies to run (default text,csv,html; json and jsonl on request), e.g. `csv` for a quick before/after.
 const cases = new Set((process.env.BENCH_CASES ?? 'text,csv,html').split(','));
 const { loadConfig, resolveAgent } = await import(join(root, 'dist/lib/config/load.js'));
 const { runOrchestrate } = await import(join(root, 'dist/lib/orchestrate/runner.js'));
@@ -48,9 +48,20 @@ const line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do ei
 const text = line.repeat(Math.ceil(MB / line.length)).slice(0, MB);
 const csv = `id,name,note\n${Array.from({ length: Math.ceil(MB / 48) }, (_, i) => `${i},item-${i},${'x'.repeat(30)}`).join('\n')}\n`.slice(0, MB);
 const para = `<p>${'lorem ipsum dolor sit amet '.repeat(20)}</p>\n`;
+// JSON and JSONL (BENCH_CASES=json,jsonl): data kinds that are parsed, sanitized value by value and
+// written back (not streamed like a clean CSV), so their figure is the cost of that path.
+const rows = Array.from({ length: Math.ceil(MB / 60) }, (_, i) => ({ id: i, name: `item-${i}`, note: 'x'.repeat(24) }));
+const jsonl = `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
+const json = JSON.stringify({ rows });
 const html = `<!doctype html><html><head><title>Big</title></head><body><article>${para.repeat(Math.ceil(MB / para.length))}</article></body></html>`;
 // Bytes, not strings: the server must not re-encode 1 MB per request inside the measured time.
-const bodies = { '/page.txt': ['text/plain', Buffer.from(text)], '/data.csv': ['text/csv', Buffer.from(csv)], '/page.html': ['text/html', Buffer.from(html)] };
+const bodies = {
+  '/page.txt': ['text/plain', Buffer.from(text)],
+  '/data.csv': ['text/csv', Buffer.from(csv)],
+  '/page.html': ['text/html', Buffer.from(html)],
+  '/data.jsonl': ['application/x-ndjson', Buffer.from(jsonl)],
+  '/data.json': ['application/json', Buffer.from(json)],
+};
 
 let port = 0;
 const url = (p) => `http://127.0.0.1:${port}${p}`;
@@ -177,7 +188,7 @@ async function processing(path) {
   const [type, body] = bodies[path];
   const chunks = [];
   for (let off = 0; off < body.length; off += 65536) chunks.push(body.subarray(off, off + 65536));
-  const kind = type === 'text/csv' ? 'csv' : type === 'text/html' ? 'html' : 'text';
+  const kind = { 'text/csv': 'csv', 'text/html': 'html', 'application/x-ndjson': 'jsonl', 'application/json': 'json' }[type] ?? 'text';
   const step =
     kind === 'csv' && cleanCheck
       ? () => chunks.forEach((c) => cleanCheck(c))
@@ -205,8 +216,9 @@ const loadavg = () => {
   }
 };
 process.stdout.write(`load average before: ${loadavg()}\n`);
-for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/page.txt' ? 'text' : 'csv'))) {
-  const what = `${path} (1 MB, ${bodies[path][0]})`;
+const caseOf = { '/page.txt': 'text', '/data.csv': 'csv', '/data.jsonl': 'jsonl', '/data.json': 'json' };
+for (const path of Object.keys(caseOf).filter((p) => cases.has(caseOf[p]))) {
+  const what = `${path} (${(bodies[path][1].length / MB).toFixed(2)} MB, ${bodies[path][0]})`;
   for (const mode of ['join', 'drain']) {
     const r = await paired(path, mode);
     const label = mode === 'join' ? 'A: undici.request + body.arrayBuffer()' : 'B: undici.request, body drained unjoined';
@@ -241,7 +253,8 @@ if (process.env.BENCH_BEFORE_ROOT) {
     const dir = join(home, `inproc-${name}`);
     mkdirSync(dir);
     refDirs.push(dir);
-    const store = createResultStore(dir, { budget: { remainingBytes: 1e12 } });
+    const runEnded = new AbortController().signal;
+    const store = createResultStore(dir, { budget: { remainingBytes: 1e12 }, ended: runEnded });
     const ctx = {
       runId: name,
       agentId: 'a',
@@ -252,7 +265,7 @@ if (process.env.BENCH_BEFORE_ROOT) {
       maxReadBytes: MB,
       budget: store.budget,
       results: store,
-      runEnded: new AbortController().signal,
+      runEnded,
     };
     const config = webFetchSchema.parse({ allowPrivate: [`127.0.0.1:${port}`] });
     trees[name] = async (path) => {
@@ -261,6 +274,7 @@ if (process.env.BENCH_BEFORE_ROOT) {
     };
   }
   const cpuMs = () => cpuNow() / 1000;
+  const gapMs = Number(process.env.BENCH_GAP_MS ?? 0);
   for (const path of ['/page.txt', '/data.csv'].filter((p) => cases.has(p === '/page.txt' ? 'text' : 'csv'))) {
     const got = { before: { w: [], c: [] }, after: { w: [], c: [] }, plain: { w: [], c: [] } };
     const run = { before: () => trees.before(path), after: () => trees.after(path), plain: () => plain(path, 'join') };
@@ -272,6 +286,10 @@ if (process.env.BENCH_BEFORE_ROOT) {
     const n = Math.max(calls, 100);
     for (let i = 0; i < n + 6; i++) {
       for (const k of orders[i % 3]) {
+        // BENCH_GAP_MS: an idle pause before each call, outside its timing, as the jail's round
+        // trip leaves between two calls (work a store does after a reply, e.g. its spare ref
+        // file, then falls there, not inside the next call as it does back to back).
+        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
         const c0 = cpuMs();
         const s = performance.now();
         await run[k]();
@@ -281,7 +299,8 @@ if (process.env.BENCH_BEFORE_ROOT) {
         }
         // The call's ref goes after its timing, as a run keeps its refs until it ends: an unlink of
         // a 1 MB file took up to 0.28 s here while the disk had gigabytes of dirty pages to write back.
-        for (const dir of refDirs) for (const f of readdirSync(dir)) rmSync(join(dir, f));
+        // (A store's spare, the empty file its next ref takes, stays: it is not a ref.)
+        for (const dir of refDirs) for (const f of readdirSync(dir)) if (!f.startsWith('.spare-')) rmSync(join(dir, f));
       }
     }
     const paired = (k, m) => median(got[k][m].map((x, i) => x / got.plain[m][i])).toFixed(2);

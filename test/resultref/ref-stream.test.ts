@@ -9,11 +9,12 @@
  * budget.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { ENTRY_COST_BYTES } from '../../src/lib/confine/index.js';
 import { createResultStore, materialize, RefStream, type ResultKind } from '../../src/lib/resultref/materialize.js';
 import { prng } from '../helpers/prng.js';
 import { tempDir } from '../helpers/temp.js';
@@ -133,5 +134,61 @@ describe('RefStream', () => {
     expect(() => new RefStream(s)).toThrow(expect.objectContaining({ code: 'io_error' }));
     expect(s.budget.remainingBytes).toBe(before);
     expect(readdirSync(s.dir)).toEqual([`.ref-${s.nextId - 1}.partial`]);
+  });
+
+  it("a store given the run's end keeps one spare file after a ref is made: the next ref takes it (same bytes, handle, budget), an abort deletes it, and the end leaves only refs", async () => {
+    const dir = join(realpathSync(tempDir()), 'results');
+    mkdirSync(dir);
+    const ended = new AbortController();
+    const s = createResultStore(dir, { budget: { remainingBytes: 64 * 1024 * 1024 }, ended: ended.signal });
+    const settle = () => new Promise((r) => setImmediate(r));
+    const payload = Buffer.from('id,v\n1,a\n2,b\n'.repeat(2000));
+    const first = new RefStream(s);
+    first.write(payload);
+    const h1 = await first.commit('csv');
+    await settle();
+    // The spare: empty, the ref files' mode, not a ref (no handle, not counted).
+    const spare = readdirSync(dir).filter((f) => f.startsWith('.spare-'));
+    expect(spare).toHaveLength(1);
+    expect(statSync(join(dir, spare[0]!)).size).toBe(0);
+    expect(statSync(join(dir, spare[0]!)).mode & 0o777).toBe(0o644);
+    expect(s.materialized.count).toBe(1);
+    const before = s.budget.remainingBytes;
+    const second = new RefStream(s);
+    second.write(payload);
+    const h2 = await second.commit('csv');
+    // Taken and renamed into place: the same handle (but its name) and bytes as a ref created on the spot.
+    expect(h2.ref).toBe('results/ref-2.csv');
+    expect({ ...h2, ref: '', expiresAt: 0 }).toEqual({ ...h1, ref: '', expiresAt: 0 });
+    expect(readFileSync(join(dir, 'ref-2.csv')).equals(payload)).toBe(true);
+    expect(before - s.budget.remainingBytes).toBe(h2.bytes + ENTRY_COST_BYTES);
+    expect(readdirSync(dir)).not.toContain(spare[0]);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.partial'))).toEqual([]);
+    await settle();
+    // An aborted ref that took a spare leaves nothing of it, and gives its reservation back.
+    const taken = readdirSync(dir).filter((f) => f.startsWith('.spare-'));
+    expect(taken).toHaveLength(1);
+    const budget = s.budget.remainingBytes;
+    const third = new RefStream(s);
+    third.write(payload);
+    expect(s.budget.remainingBytes).toBe(budget - payload.length - ENTRY_COST_BYTES);
+    await third.abort();
+    expect(s.budget.remainingBytes).toBe(budget);
+    expect(readdirSync(dir)).not.toContain(taken[0]);
+    expect(readdirSync(dir).filter((f) => f.startsWith('.ref-'))).toEqual([]);
+    await settle();
+    expect(readdirSync(dir).filter((f) => f.startsWith('.spare-'))).toHaveLength(1);
+    ended.abort();
+    await settle();
+    expect(readdirSync(dir).sort()).toEqual(['ref-1.csv', 'ref-2.csv']);
+  });
+
+  it('a store without an end never makes a spare', async () => {
+    const s = store();
+    const out = new RefStream(s);
+    out.write(Buffer.from('x'.repeat(20_000)));
+    await out.commit('text');
+    await new Promise((r) => setImmediate(r));
+    expect(readdirSync(s.dir)).toEqual(['ref-1.txt']);
   });
 });

@@ -65,7 +65,7 @@ export function toolContext(runId: string, agent: ResolvedAgent, agentJail: Agen
   const limits = agent.config.autonomy.limits;
   const root = process.getuid?.() === 0;
   const budget = { remainingBytes: limits.resultRunMb * 1024 * 1024 };
-  const results = createResultStore(dir.resultsDir, { budget, maxFileBytes: limits.resultFileMb * 1024 * 1024 });
+  const results = createResultStore(dir.resultsDir, { budget, maxFileBytes: limits.resultFileMb * 1024 * 1024, ended: runEnded });
   // The workspace root is opened on the first file call and held until the run ends (no open/close per call).
   const workspaceRoot = new HeldRoot(agentJail.workspaceReal);
   if (runEnded.aborted) workspaceRoot.close();
