@@ -30,7 +30,22 @@ import { bundleInputs } from './lib/bundle-inputs.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const outfile = join(dist, 'cli/fast-skill-scan.bundle.cjs');
-const { wrapped, metafile, eager: eagerOf } = await bundleCjs(join(dist, 'cli/fast-skill-scan.js'), outfile, dist, 'build-skill-scan-bundle.mjs');
+const { wrapped: bundled, metafile, eager: eagerOf } = await bundleCjs(join(dist, 'cli/fast-skill-scan.js'), outfile, dist, 'build-skill-scan-bundle.mjs');
+// Every rule regex's extent (src/lib/skills/prefilter.ts regexExtent), computed here from the dist
+// modules the bundle was just built from and declared at its top as `__comisRegexExtents`, keyed
+// `<flags>/<source>`: the scanner (extentOf) reads it instead of parsing the patterns at run time.
+// A regex missing from it (never, from this build) is parsed as before.
+const { RULES } = await import(join(dist, 'lib/skills/rules.js'));
+const { regexExtent } = await import(join(dist, 'lib/skills/prefilter.js'));
+const extents = RULES.map((rule) => (rule.kind === 'pattern' ? rule.pattern : rule.anchor))
+  .filter((re) => re instanceof RegExp)
+  .map((re) => {
+    const { len, min, reach, back } = regexExtent(re);
+    // JSON for the key; the numbers as JavaScript literals (Infinity is no JSON).
+    return `${JSON.stringify(`${re.flags}/${re.source}`)}:[${len},${min},${reach},${back}]`;
+  });
+const wrapped = bundled.replace(/^(\(function \([^)]*\) \{\n"use strict";)/, (head) => `${head}var __comisRegexExtents={${extents.join(',')}};`);
+if (wrapped === bundled) throw new Error('build-skill-scan-bundle.mjs: the bundle does not start as bundle-cjs.mjs wraps it');
 const inputs = bundleInputs(metafile, root, dist, 'build-skill-scan-bundle.mjs');
 const eager = eagerOf(Object.keys(inputs));
 // The ES module bundle of earlier builds, if this dist/ still has it: bin/comis.js no longer uses it.

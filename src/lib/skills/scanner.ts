@@ -58,13 +58,22 @@ interface CompiledRule {
 }
 
 /**
+ * regexExtent of every rule's regex, keyed `<flags>/<source>`, as the skill-scan bundle's build
+ * computed it (scripts/build-skill-scan-bundle.mjs declares it at the bundle's top): a derived
+ * view needs every rule's extent (triggerMarginOf), and parsing 55 patterns was ~10 ms of a
+ * one-file `comis skill scan`. Not declared when the modules load unbundled: they parse.
+ */
+declare const __comisRegexExtents: Readonly<Record<string, readonly [len: number, min: number, reach: number, back: number]>> | undefined;
+
+/**
  * The extent of a rule, parsed from its regex on first need (a scan of one file meets the
  * triggers of a few rules; parsing all of them is most of a short command's start-up).
  */
 function extentOf(c: CompiledRule): Extent {
   if (c.extent) return c.extent;
   const { rule, re } = c;
-  const extent = regexExtent(re);
+  const built = typeof __comisRegexExtents === 'undefined' ? undefined : __comisRegexExtents[`${re.flags}/${re.source}`];
+  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3] } : regexExtent(re);
   const lead = rule.lead;
   const longestTrigger = Math.max(0, ...(rule.triggers ?? []).map((t) => t.length));
   if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
