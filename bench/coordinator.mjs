@@ -5,6 +5,9 @@
 // Reports children/s, the coordinator's peak RSS, and the lead context size.
 // A second pass runs children that each print BENCH_BIG_KB of stdout (default
 // 4096 KiB) to show peak RSS does not grow with the children's output.
+// BENCH_RSS_COUNTS=10,40,160,320 instead runs only trivial children (BENCH_RSS_KIND=big: the
+// big ones) at concurrency 2 for each count: peak RSS against the number of children, with the
+// end-of-run split (JS heap, external Buffers, anonymous vs file-backed resident memory).
 // Run after `npm run build:fast`:  node bench/coordinator.mjs
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,11 +83,36 @@ if (process.argv[2] === 'one') {
   const [inline, config] = CASES[kind];
   const row = await measure(kind === 'big' ? `big-${bigKb}KiB-each` : kind, Number(count), Number(concurrency), inline, config);
   row.maxRssMb = Number((process.resourceUsage().maxRSS / 1024).toFixed(1));
+  // Where the memory sits at the end: the JS heap, Buffers outside it, and the kernel's split of
+  // the resident set into anonymous (heap, arenas, SQLite's cache) and file-backed (code, mapped files).
+  const mem = process.memoryUsage();
+  const smaps = Object.fromEntries(
+    readFileSync('/proc/self/smaps_rollup', 'utf8')
+      .split('\n')
+      .map((l) => /^(\w+):\s+(\d+) kB/.exec(l))
+      .filter(Boolean)
+      .map((m) => [m[1], Number(m[2])]),
+  );
+  const mb = (bytes) => Number((bytes / 1048576).toFixed(1));
+  // With --expose-gc (BENCH_GC=1 passes it), the live heap after a full collection: what is retained, not yet-uncollected garbage.
+  if (globalThis.gc) {
+    globalThis.gc();
+    row.liveHeapAfterGcMb = mb(process.memoryUsage().heapUsed);
+  }
+  Object.assign(row, {
+    endRssMb: mb(mem.rss),
+    heapUsedMb: mb(mem.heapUsed),
+    heapTotalMb: mb(mem.heapTotal),
+    externalMb: mb(mem.external),
+    arrayBuffersMb: mb(mem.arrayBuffers),
+    anonMb: mb(smaps.Anonymous * 1024),
+    fileRssMb: mb((smaps.Rss - smaps.Anonymous) * 1024),
+  });
   process.stdout.write(`RESULT ${JSON.stringify(row)}\n`);
 } else {
   const { execFileSync } = await import('node:child_process');
   const run = (kind, count, concurrency) => {
-    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), 'one', kind, String(count), String(concurrency)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const out = execFileSync(process.execPath, [...(process.env.BENCH_GC ? ['--expose-gc'] : []), fileURLToPath(import.meta.url), 'one', kind, String(count), String(concurrency)], { encoding: 'utf8', maxBuffer: 1 << 24 });
     const row = JSON.parse(
       out
         .split('\n')
@@ -93,7 +121,12 @@ if (process.argv[2] === 'one') {
     );
     process.stdout.write(`${JSON.stringify(row)}\n`);
   };
-  for (const c of levels) run('trivial', n, c);
-  run('trivial', Math.max(1, Math.floor(n / 4)), 2);
-  for (const count of [10, 40]) run('big', count, 2);
+  if (process.env.BENCH_RSS_COUNTS) {
+    // Peak RSS against the number of children (e.g. BENCH_RSS_COUNTS=10,40,160,320): flat or plateauing.
+    for (const count of process.env.BENCH_RSS_COUNTS.split(',').map(Number)) run(process.env.BENCH_RSS_KIND ?? 'trivial', count, 2);
+  } else {
+    for (const c of levels) run('trivial', n, c);
+    run('trivial', Math.max(1, Math.floor(n / 4)), 2);
+    for (const count of [10, 40]) run('big', count, 2);
+  }
 }
