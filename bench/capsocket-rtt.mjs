@@ -12,6 +12,12 @@
 // Then throughput: the jail with 32 calls in flight, the echo with 64, and both with 1 in flight
 // (from the blocks); and the gate alone, labelled: N calls of resume() in a run without
 // durability (allowed by the gate, answered durability_off with no I/O).
+// The line "scheduler autogroups" names the session (autogroup) of each side: bubblewrap's
+// --new-session puts the jailed script in one of its own, while the echo's two ends and comis share
+// the bench's. Under load from other sessions a wakeup across autogroups waits far longer than one
+// inside the same group (CFS/EEVDF schedule the groups first): that, not GC or the gate, is most of
+// the jail's p99 tail. BENCH_ECHO_SESSION=1 starts the echo server in a session of its own
+// (setsid), so the echo crosses sessions as the jail does: a diagnostic, not the issue's baseline.
 // Run after `npm run build`:  node bench/capsocket-rtt.mjs
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +42,14 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(' ');
 const loadBefore = load();
+// A process's scheduler autogroup (/proc/<pid>/autogroup: one per session), '?' where absent.
+const autogroup = (pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' ')[0];
+  } catch {
+    return '?';
+  }
+};
 // CPU time of a process's main thread, in µs (/proc/<pid>/schedstat: ns on the CPU; 0 where absent).
 const threadCpuUs = (pid) => {
   try {
@@ -50,6 +64,7 @@ const threadCpuUs = (pid) => {
 const echoPath = join(home, 'echo.sock');
 const echoServer = spawn(process.execPath, ['-e', `require('net').createServer((s) => s.on('data', (d) => s.write(d))).listen(${JSON.stringify(echoPath)}, () => console.log('ready'))`], {
   stdio: ['ignore', 'pipe', 'inherit'],
+  detached: process.env.BENCH_ECHO_SESSION === '1', // setsid: a session, hence an autogroup, of its own
 });
 await new Promise((r) => echoServer.stdout.once('data', r));
 const sock = createConnection(echoPath);
@@ -105,7 +120,8 @@ async function echoThroughput(total) {
 const script = join(home, 'rtt.mjs');
 writeFileSync(
   script,
-  `import { comis_tools } from './comis_tools.js';
+  `import { readFileSync } from 'node:fs';
+import { comis_tools } from './comis_tools.js';
 ${JAIL_TURNS_SOURCE}
 const N = ${blocks * block};
 for (let i = 0; i < 200; i++) await comis_tools.read({ path: 'small.txt' });
@@ -137,11 +153,15 @@ for (let i = 0; i < N; i++) {
   gate.push(Number(process.hrtime.bigint() - t) / 1000);
 }
 gate.sort((a, b) => a - b);
-endTurn(${blocks}, { perSec, gateP50: gate[Math.floor(N * 0.5)], gateP99: gate[Math.floor(N * 0.99)] });
+let autogroup = '?';
+try { autogroup = readFileSync('/proc/self/autogroup', 'utf8').split(' ')[0]; } catch {}
+endTurn(${blocks}, { autogroup, perSec, gateP50: gate[Math.floor(N * 0.5)], gateP99: gate[Math.floor(N * 0.99)] });
 `,
 );
 const { child, exited, stderr, turn } = startTurnedRun(root, script, ws, { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, COMIS_HOME: home });
 
+// Read while both live (comis has exited when the figures are printed).
+const groups = { client: autogroup(process.pid), server: autogroup(echoServer.pid), comis: autogroup(child.pid) };
 try {
   await echoBlock(200); // warm, as the script's first 200 reads
   const pairs = [];
@@ -179,6 +199,10 @@ try {
   );
   process.stdout.write(
     `gate alone, from the jail  p50 ${us(tail.gateP50)}  p99 ${us(tail.gateP99)}  (resume() with durability off: gate + socket, no tool I/O; vs the pooled echo: p50 ${(tail.gateP50 / pct(echoAll, 0.5)).toFixed(2)}x, p99 ${(tail.gateP99 / pct(echoAll, 0.99)).toFixed(2)}x)\n`,
+  );
+  const same = (a, b) => (a === b ? 'same' : 'other');
+  process.stdout.write(
+    `scheduler autogroups: echo client ${groups.client}, echo server ${groups.server} (${same(groups.server, groups.client)}); comis ${groups.comis}, jailed script ${tail.autogroup} (${same(tail.autogroup, groups.comis)})\n`,
   );
   // The issue's figures are the pooled ones (10,000 calls a side, same run); the paired-block medians are
   // the same comparison made robust to a swing of the load between blocks. MET needs both.
