@@ -289,16 +289,34 @@ export function detectCharCodes(input: DetectorInput, emit: (hit: RawHit) => voi
   }
 }
 
+const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
+/** Per UTF-16 code unit (a surrogate half is none): 0 not asked yet, 1 not a word character, 2 one. */
+let wordUnits: Uint8Array | undefined;
+
+/**
+ * Whether one code unit, as a one-character string, matches /[\p{L}\p{M}\p{N}_]/u: answered once per
+ * distinct unit (the homoglyph detector asks it of every non-ASCII neighbour, ~10,000 times over the
+ * corpus, and a string and a regex test per call cost ten times a look-up).
+ */
+function isWordUnit(c: number): boolean {
+  wordUnits ??= new Uint8Array(0x10000);
+  let answer = wordUnits[c]!;
+  if (answer === 0) {
+    answer = WORD_CHAR.test(String.fromCharCode(c)) ? 2 : 1;
+    wordUnits[c] = answer;
+  }
+  return answer === 2;
+}
+
 /** Latin words containing Cyrillic/Greek/Armenian look-alike letters. */
 export function detectHomoglyphs(input: DetectorInput, emit: (hit: RawHit) => void): void {
   const { raw, nonAscii } = input;
   if (nonAscii.count === 0) return;
   // Only words with a non-ASCII letter can mix scripts: jump from one to the next.
-  const wordCharRe = /[\p{L}\p{M}\p{N}_]/u;
   // ASCII (most neighbours) by its code: a one-character string and a regex test each cost more than the rest.
   const wordChar = (k: number): boolean => {
     const c = raw.charCodeAt(k);
-    return c < 0x80 ? isAsciiAlphanumeric(c) || c === 0x5f : wordCharRe.test(raw[k]!);
+    return c < 0x80 ? isAsciiAlphanumeric(c) || c === 0x5f : isWordUnit(c);
   };
   let count = 0;
   for (let at = nextNonAscii(nonAscii, 0); at < raw.length;) {
