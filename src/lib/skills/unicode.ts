@@ -185,6 +185,8 @@ export interface NonAsciiRuns {
   readonly starts: Int32Array;
   readonly ends: Int32Array;
   readonly count: number;
+  /** The run the last look-up found: the next one usually asks for the same run or the one after. */
+  cursor: number;
 }
 
 const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
@@ -208,19 +210,28 @@ export function nonAsciiRuns(text: string): NonAsciiRuns {
     count += 1;
   }
   NON_ASCII_RUN.lastIndex = 0;
-  return { text, starts, ends, count };
+  return { text, starts, ends, count, cursor: 0 };
 }
 
 /** The first offset at or after `from` that holds a non-ASCII code unit of `runs.text`, or the text's length. */
 export function nextNonAscii(runs: NonAsciiRuns, from: number): number {
-  const { starts, ends } = runs;
-  // The first run that ends after `from` (binary search: callers ask for increasing offsets, but several of them in turn).
-  let lo = 0;
-  let hi = runs.count;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ends[mid]! <= from) lo = mid + 1;
-    else hi = mid;
+  const { starts, ends, count } = runs;
+  // The first run that ends after `from`: the last one found or the next (a walk through the text: each
+  // look-up after a constant step), else a binary search (several walks take turns).
+  let lo = runs.cursor;
+  if (!(lo < count && ends[lo]! > from && (lo === 0 || ends[lo - 1]! <= from))) {
+    lo += 1;
+    if (!(lo < count && ends[lo]! > from && ends[lo - 1]! <= from)) {
+      lo = 0;
+      let hi = count;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (ends[mid]! <= from) lo = mid + 1;
+        else hi = mid;
+      }
+    }
   }
-  return lo === runs.count ? runs.text.length : Math.max(from, starts[lo]!);
+  if (lo === count) return runs.text.length;
+  runs.cursor = lo;
+  return Math.max(from, starts[lo]!);
 }
