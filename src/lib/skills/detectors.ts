@@ -7,7 +7,7 @@
  */
 import type { MarkdownRegions } from './markdown-regions.js';
 import type { ContentKind, ScanSeverity, ScanView } from './types.js';
-import { codePointLabel, confusableSkeleton, escapeForDisplay, isAsciiAlphanumeric, isBidiControl, isBidiOverride, isEmoji, isInvisible, isLetter, isTagCharacter } from './unicode.js';
+import { codePointLabel, confusableSkeleton, escapeForDisplay, isAsciiAlphanumeric, isBidiControl, isBidiOverride, isEmoji, isInvisible, isLetter, isTagCharacter, nextNonAscii, type NonAsciiRuns } from './unicode.js';
 
 /** A detector's finding before context and line numbers are added. */
 export interface RawHit {
@@ -35,6 +35,8 @@ export interface DetectorInput {
   rescan(text: string): InnerHit[];
   /** Nesting depth of decoding (the rescan of decoded text does not decode again past 2). */
   depth: number;
+  /** The non-ASCII runs of `raw`. */
+  nonAscii: NonAsciiRuns;
 }
 
 const MAX_DECODE_CANDIDATES = 2_000;
@@ -287,25 +289,42 @@ export function detectCharCodes(input: DetectorInput, emit: (hit: RawHit) => voi
   }
 }
 
+const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
+/** Per UTF-16 code unit (a surrogate half is none): 0 not asked yet, 1 not a word character, 2 one. */
+let wordUnits: Uint8Array | undefined;
+
+/**
+ * Whether one code unit, as a one-character string, matches /[\p{L}\p{M}\p{N}_]/u: answered once per
+ * distinct unit (the homoglyph detector asks it of every non-ASCII neighbour, ~10,000 times over the
+ * corpus, and a string and a regex test per call cost ten times a look-up).
+ */
+function isWordUnit(c: number): boolean {
+  wordUnits ??= new Uint8Array(0x10000);
+  let answer = wordUnits[c]!;
+  if (answer === 0) {
+    answer = WORD_CHAR.test(String.fromCharCode(c)) ? 2 : 1;
+    wordUnits[c] = answer;
+  }
+  return answer === 2;
+}
+
 /** Latin words containing Cyrillic/Greek/Armenian look-alike letters. */
 export function detectHomoglyphs(input: DetectorInput, emit: (hit: RawHit) => void): void {
-  const { raw } = input;
-  if (/^[\x00-\x7f]*$/.test(raw)) return;
+  const { raw, nonAscii } = input;
+  if (nonAscii.count === 0) return;
   // Only words with a non-ASCII letter can mix scripts: jump from one to the next.
-  const nonAscii = /[^\x00-\x7f]/g;
-  const wordCharRe = /[\p{L}\p{M}\p{N}_]/u;
   // ASCII (most neighbours) by its code: a one-character string and a regex test each cost more than the rest.
   const wordChar = (k: number): boolean => {
     const c = raw.charCodeAt(k);
-    return c < 0x80 ? isAsciiAlphanumeric(c) || c === 0x5f : wordCharRe.test(raw[k]!);
+    return c < 0x80 ? isAsciiAlphanumeric(c) || c === 0x5f : isWordUnit(c);
   };
   let count = 0;
-  for (let n = nonAscii.exec(raw); n; n = nonAscii.exec(raw)) {
-    let start = n.index;
-    let end = n.index;
-    while (start > 0 && n.index - start < 64 && wordChar(start - 1)) start -= 1;
-    while (end < raw.length && end - n.index < 64 && wordChar(end)) end += 1;
-    nonAscii.lastIndex = Math.max(end, n.index + 1);
+  for (let at = nextNonAscii(nonAscii, 0); at < raw.length;) {
+    let start = at;
+    let end = at;
+    while (start > 0 && at - start < 64 && wordChar(start - 1)) start -= 1;
+    while (end < raw.length && end - at < 64 && wordChar(end)) end += 1;
+    at = nextNonAscii(nonAscii, Math.max(end, at + 1));
     if (end - start < 2) continue;
     const m = { index: start, 0: raw.slice(start, end) };
     const text = m[0];
@@ -382,17 +401,16 @@ function isRtlLetter(cp: number): boolean {
  * (🏴 + tag letters + cancel tag) are legitimate and skipped.
  */
 export function detectInvisibles(input: DetectorInput, emit: (hit: RawHit) => void): void {
-  const { raw } = input;
-  if (/^[\x00-\x7f]*$/.test(raw)) return;
+  const { raw, nonAscii } = input;
+  if (nonAscii.count === 0) return;
   const counts = { tag: 0, bidi: 0, invisible: 0 };
   let i = 0;
   let prevVisible = -1; // code point of the last visible character
-  const notPlain = /[^\x00-\x9f]/g;
   while (i < raw.length) {
     if (raw.charCodeAt(i) < 0xa0) {
       // Skip to the next character at or above U+00A0 (everything below is visible and plain).
-      notPlain.lastIndex = i;
-      const j = notPlain.exec(raw)?.index ?? raw.length;
+      let j = nextNonAscii(nonAscii, i);
+      while (j < raw.length && raw.charCodeAt(j) < 0xa0) j = nextNonAscii(nonAscii, j + 1);
       prevVisible = raw.charCodeAt(j - 1);
       i = j;
       continue;

@@ -14,7 +14,7 @@ import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchCont
 import { CHECK_CONTEXT } from './rules/types.js';
 import { sentenceBefore } from './rules/fragments.js';
 import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
-import { escapeForDisplay } from './unicode.js';
+import { escapeForDisplay, nonAsciiRuns, type NonAsciiRuns } from './unicode.js';
 import { regexExtent, TriggerAutomaton } from './prefilter.js';
 import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
 
@@ -194,6 +194,8 @@ interface Document {
   scriptFlavor: 'shell' | 'code';
   /** Rules only in windows around their triggers (see ScanOptions.prefilter). */
   prefilter: boolean;
+  /** The non-ASCII runs of `raw`: found once for the views and the detectors. */
+  nonAscii: NonAsciiRuns;
 }
 
 function scriptFlavorOf(path: string | undefined, raw: string): 'shell' | 'code' {
@@ -627,9 +629,10 @@ function scanView(doc: Document, view: TextView, windows: readonly (number[] | u
 
 /** Regex rules on decoded text (base64, hex, char codes): which rules fire, no positions. */
 function rescanDecoded(text: string, depth: number, prefilter: boolean): InnerHit[] {
-  const doc: Document = { raw: text.slice(0, 100_000), kind: 'text', path: undefined, regions: undefined, lineStarts: undefined, scriptFlavor: 'shell', prefilter };
+  const raw = text.slice(0, 100_000);
+  const doc: Document = { raw, kind: 'text', path: undefined, regions: undefined, lineStarts: undefined, scriptFlavor: 'shell', prefilter, nonAscii: nonAsciiRuns(raw) };
   const sink = new FindingSink();
-  const views = buildViews(doc.raw, false);
+  const views = buildViews(doc.raw, false, doc.nonAscii);
   runTextRules(doc, views, sink);
   runDetectors(doc, sink, depth + 1, false);
   return sink.hits.map((h) => ({ ruleId: h.ruleId, matched: doc.raw.slice(h.start, h.end) }));
@@ -643,6 +646,7 @@ function runDetectors(doc: Document, sink: FindingSink, depth: number, hiding: b
     earlier: sink.hits,
     rescan: (text) => rescanDecoded(text, depth, doc.prefilter),
     depth,
+    nonAscii: doc.nonAscii,
   };
   const emit = (hit: RawHit): void => sink.add({ ...hit, view: hit.view ?? 'raw' });
   detectBase64(input, emit);
@@ -683,8 +687,8 @@ export function scanSkillContent(content: string, options: ScanOptions = {}): Co
   // The raw text's line starts are the content's when nothing was cut (a cut text ends inside its last line).
   const rawLineStarts = raw === content ? lineStarts : computeLineStarts(raw);
   const regions = kind === 'markdown' ? analyzeMarkdown(raw, rawLineStarts) : undefined;
-  const doc: Document = { raw, kind, path: options.path, regions, lineStarts: rawLineStarts, scriptFlavor: scriptFlavorOf(options.path, raw), prefilter: options.prefilter ?? true };
-  const views = buildViews(raw, kind === 'markdown');
+  const doc: Document = { raw, kind, path: options.path, regions, lineStarts: rawLineStarts, scriptFlavor: scriptFlavorOf(options.path, raw), prefilter: options.prefilter ?? true, nonAscii: nonAsciiRuns(raw) };
+  const views = buildViews(raw, kind === 'markdown', doc.nonAscii);
   runTextRules(doc, views, sink);
   runDetectors(doc, sink, 0, true);
   sink.finish();

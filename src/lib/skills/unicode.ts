@@ -173,3 +173,65 @@ export function escapeForDisplay(text: string): string {
   }
   return out;
 }
+
+/**
+ * The runs of non-ASCII code units of one text, as [starts[k], ends[k]) in order. A scan finds
+ * them once and its views and detectors jump from one to the next: each of them searched the
+ * text's ASCII for the next non-ASCII character itself (five regex passes over the raw text,
+ * about 7% of a scan).
+ */
+export interface NonAsciiRuns {
+  readonly text: string;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  readonly count: number;
+  /** The run the last look-up found: the next one usually asks for the same run or the one after. */
+  cursor: number;
+}
+
+const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
+
+export function nonAsciiRuns(text: string): NonAsciiRuns {
+  let starts = new Int32Array(64);
+  let ends = new Int32Array(64);
+  let count = 0;
+  NON_ASCII_RUN.lastIndex = 0;
+  for (let m = NON_ASCII_RUN.exec(text); m; m = NON_ASCII_RUN.exec(text)) {
+    if (count === starts.length) {
+      const moreStarts = new Int32Array(count * 2);
+      const moreEnds = new Int32Array(count * 2);
+      moreStarts.set(starts);
+      moreEnds.set(ends);
+      starts = moreStarts;
+      ends = moreEnds;
+    }
+    starts[count] = m.index;
+    ends[count] = m.index + m[0].length;
+    count += 1;
+  }
+  NON_ASCII_RUN.lastIndex = 0;
+  return { text, starts, ends, count, cursor: 0 };
+}
+
+/** The first offset at or after `from` that holds a non-ASCII code unit of `runs.text`, or the text's length. */
+export function nextNonAscii(runs: NonAsciiRuns, from: number): number {
+  const { starts, ends, count } = runs;
+  // The first run that ends after `from`: the last one found or the next (a walk through the text: each
+  // look-up after a constant step), else a binary search (several walks take turns).
+  let lo = runs.cursor;
+  if (!(lo < count && ends[lo]! > from && (lo === 0 || ends[lo - 1]! <= from))) {
+    lo += 1;
+    if (!(lo < count && ends[lo]! > from && ends[lo - 1]! <= from)) {
+      lo = 0;
+      let hi = count;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (ends[mid]! <= from) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+  }
+  if (lo === count) return runs.text.length;
+  runs.cursor = lo;
+  return Math.max(from, starts[lo]!);
+}

@@ -5,7 +5,7 @@
  * invisible characters, tag characters, full-width or Cyrillic letters) do
  * not move or hide a finding.
  */
-import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter, memoizedPerCodePoint } from './unicode.js';
+import { confusableSkeleton, isBidiControl, isCombiningMark, isInvisible, isTagCharacter, memoizedPerCodePoint, nextNonAscii, type NonAsciiRuns } from './unicode.js';
 import { lastStartAtOrBefore } from './markdown-regions.js';
 import { htmlCommentSpans } from './sanitize.js';
 import type { ScanView } from './types.js';
@@ -340,19 +340,21 @@ interface Source {
   asciiOnly(): boolean;
 }
 
-function stringSource(text: string): Source {
+/** `runs`: those of `text`, when at hand. */
+function stringSource(text: string, runs: NonAsciiRuns | undefined): Source {
   return {
     length: text.length,
     code: (offset) => text.charCodeAt(offset),
     point: (offset) => text.codePointAt(offset)!,
     slice: (from, to) => text.slice(from, to),
-    nextSpecial: (from) => nextSpecial(text, from),
-    asciiOnly: () => ASCII_ONLY.test(text),
+    nextSpecial: (from) => nextSpecial(text, from, runs),
+    asciiOnly: () => (runs ? runs.count === 0 : ASCII_ONLY.test(text)),
   };
 }
 
 /** The same reads over a view made of ranges, offset by offset as over its whole text (a surrogate pair split by a removed comment is one code point, as in the text). */
-function rangedSource(r: Ranged): Source {
+/** `runs`: those of `r.base`, when at hand. */
+function rangedSource(r: Ranged, runs: NonAsciiRuns | undefined): Source {
   const length = r.viewStarts[r.viewStarts.length - 1]!;
   /** The first non-ASCII base offset after the last ASCII run looked up (normalizedView asks nextSpecial for increasing offsets). */
   let nonAscii = -1;
@@ -384,7 +386,7 @@ function rangedSource(r: Ranged): Source {
         const offset = r.baseStarts[k]! - r.viewStarts[k]!;
         if (r.base.charCodeAt(p + offset) < 0x80) {
           // The base's next non-ASCII offset is kept: an ASCII run through many short pieces is read once.
-          if (nonAscii <= p + offset) nonAscii = asciiRunEnd(r.base, p + offset);
+          if (nonAscii <= p + offset) nonAscii = asciiRunEnd(r.base, p + offset, runs);
           p = Math.min(end, nonAscii - offset);
         }
         if (p >= end) continue;
@@ -397,6 +399,7 @@ function rangedSource(r: Ranged): Source {
       return length;
     },
     asciiOnly: () => {
+      if (runs?.count === 0) return true;
       for (let k = 0; k < r.viewStarts.length - 1; k++) {
         const from = r.baseStarts[k]!;
         if (!ASCII_ONLY.test(r.base.slice(from, from + r.viewStarts[k + 1]! - r.viewStarts[k]!))) return false;
@@ -415,7 +418,8 @@ const ASCII_RUN = /[\x00-\x7f]*/y;
  * the regex engine's native loop over the run, where a loop of `charCodeAt` costs several times more
  * (the normalized views and needsNormalizedView skip the whole text's ASCII this way).
  */
-function asciiRunEnd(text: string, from: number): number {
+function asciiRunEnd(text: string, from: number, runs: NonAsciiRuns | undefined): number {
+  if (runs) return nextNonAscii(runs, from);
   ASCII_RUN.lastIndex = from;
   ASCII_RUN.test(text);
   return ASCII_RUN.lastIndex;
@@ -442,12 +446,12 @@ const changesUnderNormalization = memoizedPerCodePoint((cp) => {
  * only then is the normalized view worth building (most non-ASCII text, such as emoji,
  * arrows, dashes and curly quotes, is left as it is). One pass over the non-ASCII characters.
  */
-export function needsNormalizedView(text: string): boolean {
+export function needsNormalizedView(text: string, runs?: NonAsciiRuns): boolean {
   // ASCII skipped by the engine's native loop, the rest read code point by code point (a lone surrogate
   // is one): a /[^\x00-\x7f]/gu exec loop reads the same code points, but the `u` flag makes its search
   // of the ASCII six times slower (1.1 against 6.7 ms over the 2.8 MB corpus), the whole text's for a
   // file that holds no character normalization changes, as most do.
-  for (let p = asciiRunEnd(text, 0); p < text.length; p = asciiRunEnd(text, p)) {
+  for (let p = asciiRunEnd(text, 0, runs); p < text.length; p = asciiRunEnd(text, p, runs)) {
     const cp = text.codePointAt(p)!;
     if (changesUnderNormalization(cp)) return true;
     p += cp > 0xffff ? 2 : 1;
@@ -464,11 +468,11 @@ export function needsNormalizedView(text: string): boolean {
  * its offsets, and is not a change: emoji, dashes, curly quotes and CJK text do
  * not make the derived views worth scanning.
  */
-function nextSpecial(text: string, from: number): number {
+function nextSpecial(text: string, from: number, runs: NonAsciiRuns | undefined): number {
   for (let p = from; p < text.length; p++) {
     const c = text.charCodeAt(p);
     if (c < 0x80) {
-      p = asciiRunEnd(text, p) - 1;
+      p = asciiRunEnd(text, p, runs) - 1;
       continue;
     }
     const cp = text.codePointAt(p)!;
@@ -480,9 +484,10 @@ function nextSpecial(text: string, from: number): number {
   return text.length;
 }
 
-export function normalizedView(input: TextView, name: ScanView): TextView & { differs: boolean } {
+/** `runs`: those of the text `input` is made of (its ranges' base, or its text), when at hand. */
+export function normalizedView(input: TextView, name: ScanView, runs?: NonAsciiRuns): TextView & { differs: boolean } {
   const ranged = RANGED.get(input);
-  const text = ranged ? rangedSource(ranged) : stringSource(input.text);
+  const text = ranged ? rangedSource(ranged, runs) : stringSource(input.text, runs);
   if (text.asciiOnly()) {
     if (!ranged) return { ...plainView(name, input.text.toLowerCase(), input.map, input.changes), differs: false };
     // The lower case of ASCII keeps every offset: built only if read.
@@ -578,20 +583,21 @@ function differsFromLowerCase(view: TextView & { differs: boolean }, input: Text
  * The views rules run on, most literal first. Views equal to an earlier one
  * (or to its lower-case form, since every rule is case-insensitive or runs on
  * the literal views only) are dropped.
+ * `runs`: the non-ASCII runs of `raw`, when at hand (else each view looks for them itself).
  */
-export function buildViews(raw: string, withComments: boolean): TextView[] {
+export function buildViews(raw: string, withComments: boolean, runs?: NonAsciiRuns): TextView[] {
   const rawView = plainView('raw', raw);
   const views: TextView[] = [rawView];
   const stripped = withComments ? commentsStrippedView(rawView) : undefined;
   if (stripped) views.push(stripped);
   // Derived views only where they can differ: no character that normalization changes means the
   // normalized view is the lower-cased raw text, which the case-insensitive rules already saw.
-  if (!needsNormalizedView(raw)) return views;
+  if (!needsNormalizedView(raw, runs)) return views;
   // A view that differs from the lower-cased text it came from is kept (`differs` says so without comparing).
-  const normalized = normalizedView(rawView, 'normalized');
+  const normalized = normalizedView(rawView, 'normalized', runs);
   if (differsFromLowerCase(normalized, rawView)) views.push(normalized);
   if (stripped) {
-    const normalizedStripped = normalizedView(stripped, 'normalized-comments-stripped');
+    const normalizedStripped = normalizedView(stripped, 'normalized-comments-stripped', runs);
     if (differsFromLowerCase(normalizedStripped, stripped)) views.push(normalizedStripped);
   }
   return views;
