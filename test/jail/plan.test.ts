@@ -122,7 +122,7 @@ describe('jail plan', () => {
   it('with a deadline: the supervisor (setpriv --pdeathsig, then timeout -s KILL) comes right after the rlimits, before the uid drop', () => {
     const plan = buildJailPlan(request({ deadlineMs: 1500 }), [], { ...rootCtx, tools: { ...tools, timeout: '/usr/bin/timeout' } });
     const dd = plan.args.indexOf('--');
-    expect(plan.args.slice(dd + 1, dd + 11)).toEqual(['/usr/bin/setpriv', '--pdeathsig', 'TERM', '--', '/usr/bin/timeout', '--signal=KILL', '--kill-after=1', '--', '1.500', '/usr/bin/setpriv']);
+    expect(plan.args.slice(dd + 1, dd + 11)).toEqual(['/usr/bin/setpriv', '--pdeathsig', 'ALRM', '--', '/usr/bin/timeout', '--signal=KILL', '--kill-after=1', '--', '1.500', '/usr/bin/setpriv']);
     expect(plan.args[dd + 11]).toBe('--reuid=234567');
     expect(() => buildJailPlan(request({ deadlineMs: 1500 }), [], rootCtx)).toThrow(/needs setpriv and timeout/);
     invalid(() => checkRequest(request({ deadlineMs: 0 })));

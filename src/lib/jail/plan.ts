@@ -7,7 +7,7 @@
  * holds is bubblewrap's and bubblewrap's parent is the caller):
  *
  *   prlimit --nproc --as --fsize --core --nofile --
- *     [with a deadline: setpriv --pdeathsig TERM -- timeout -s KILL -k 1 <secs> --]
+ *     [with a deadline: setpriv --pdeathsig ALRM -- timeout -s KILL -k 1 <secs> --]
  *     [root: unshare --mount -- sh -c '<one `mount -a` of the stage fstab: the
  *      inode-bounded /tmp and /dev/shm tmpfs, bind sources the jail uid cannot
  *      reach, onto a 0711 stage dir>' ... --]
@@ -19,10 +19,9 @@
  * With a deadline the supervisor (coreutils `timeout`) forks: the pid the
  * caller holds is the supervisor's, bubblewrap is its child. It kills the
  * jail at the deadline without any help from the caller's event loop, and it
- * ends with the caller (parent-death signal SIGTERM, kept across its exec
- * because nothing changes credentials before it), signalling its whole
- * process group first (see {@link supervisorArgs}); bubblewrap dies with it
- * (--die-with-parent).
+ * ends with the caller (parent-death signal SIGALRM, kept across its exec
+ * because nothing changes credentials before it, which it takes for its
+ * deadline: one SIGKILL to its whole process group, see {@link supervisorArgs}).
  *
  * Security properties:
  * - Every bubblewrap option, including `--setenv` of the caller's env (the
@@ -517,16 +516,19 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
 
 /**
  * The deadline supervisor's command line, up to the command it supervises. When the caller dies
- * (even SIGKILL) the supervisor gets SIGTERM, not SIGKILL: coreutils `timeout` then passes the
- * signal to its whole process group and SIGKILLs what is left of it a second later. A SIGKILLed
- * supervisor could pass nothing on, and bubblewrap's own parent-death signal does not cover every
- * moment: its child, cloned into the jail's namespaces, waits on an eventfd for bubblewrap to map
- * its uids before it sets a parent-death signal of its own, so a caller killed in that window left
- * it blocked forever as an orphan of pid 1. Until that child execs it is still in the supervisor's
- * process group (bubblewrap's --new-session comes later), which is what the group signal reaches.
+ * (even SIGKILL) the supervisor gets SIGALRM, the very signal its own deadline timer raises: coreutils
+ * `timeout` then does what it does at the deadline, one SIGKILL to its whole process group (itself
+ * included), at once and atomically with respect to forks. Not SIGTERM: the group signal would then be
+ * SIGTERM too, and bubblewrap's child, cloned into a new pid namespace whose init it is, ignores every
+ * signal it has no handler for except SIGKILL; bubblewrap itself dies of the SIGTERM, `timeout` sees
+ * its monitored child gone and exits without its --kill-after SIGKILL, and the child, which waits on
+ * an eventfd for bubblewrap to map its uids before it sets a parent-death signal of its own, was left
+ * blocked forever as an orphan of pid 1. Not a SIGKILLed supervisor either: it could pass nothing on.
+ * Until that child execs it is still in the supervisor's process group (bubblewrap's --new-session
+ * comes later), which is what the group SIGKILL reaches.
  */
 export function supervisorArgs(setpriv: string, timeout: string, deadlineMs: number): string[] {
-  return [setpriv, '--pdeathsig', 'TERM', '--', timeout, '--signal=KILL', '--kill-after=1', '--', deadlineSeconds(deadlineMs)];
+  return [setpriv, '--pdeathsig', 'ALRM', '--', timeout, '--signal=KILL', '--kill-after=1', '--', deadlineSeconds(deadlineMs)];
 }
 
 /** Splits the --args payload of a plan back into options (for tests and diagnostics). */
