@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
-import { supervisorArgs } from '../../src/lib/jail/plan.js';
+import { stagerArgs, supervisorArgs } from '../../src/lib/jail/plan.js';
 import { spawnJail } from '../../src/lib/jail/spawn.js';
 import { classifyExit, runOrchestrate, type OrchestrateOptions } from '../../src/lib/orchestrate/runner.js';
 import { tempDir } from '../helpers/temp.js';
@@ -242,6 +242,21 @@ describe("a caller's death ends the supervisor's whole process group", () => {
     } finally {
       for (const pid of pidsWithCmdline(mark)) process.kill(pid, 'SIGKILL');
     }
+  });
+  it('a supervised stager whose supervisor is no longer a child of its caller (the caller died before the parent-death signal was set) jails nothing; under its caller it goes on (control)', async () => {
+    // The stager's mount is /bin/true here: the check comes before it and before anything it execs.
+    const chain = [...supervisorArgs(setpriv, timeout, 600_000), ...stagerArgs('/bin/sh', '/bin/true', '/dev/null', true), '/bin/echo', 'jailed'];
+    const runFrom = (file: string, args: string[]): Promise<{ code: number | null; out: string }> =>
+      new Promise((resolve) => {
+        const p = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        p.on('close', (code) => resolve({ code, out }));
+      });
+    // Control: spawned by this process, the pid the stager was given.
+    expect(await runFrom(chain[0]!, chain.slice(1))).toEqual({ code: 0, out: 'jailed\n' });
+    // Spawned by a shell in between: the supervisor's parent is not the caller the plan names.
+    expect(await runFrom('/bin/sh', ['-c', '"$@"; exit $?', 'sh', ...chain])).toEqual({ code: 125, out: '' });
   });
 });
 

@@ -328,6 +328,22 @@ export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'r
 const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; exec "$@"';
 
 /**
+ * The stager under a deadline supervisor checks first that the supervisor (its parent) is still a
+ * child of the caller whose pid is `$1`, with shell builtins only (no extra exec). The supervisor's
+ * parent-death signal is set by `setpriv` a moment after the spawn; a caller that died before that
+ * left a supervisor no one signals, whose bubblewrap then died of SIGPIPE on its status pipe right
+ * after its clone, leaving bubblewrap's child to init (1 of 80 SIGKILLs of a caller 0-120 ms after
+ * its spawn). Any later death of the caller comes after the parent-death signal was set, so
+ * checking after it, here, leaves no window. The supervisor then exits 125 and nothing is jailed.
+ */
+const SUPERVISED_STAGE_SCRIPT = `read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125; shift; ${STAGE_SCRIPT}`;
+
+/** The stager's `sh -c` arguments up to its fstab; with a deadline, the caller's pid first (see SUPERVISED_STAGE_SCRIPT). */
+export function stagerArgs(sh: string, mount: string, fstab: string, supervised: boolean): string[] {
+  return supervised ? [sh, '-c', SUPERVISED_STAGE_SCRIPT, 'comis-stage', String(process.pid), mount, fstab] : [sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab];
+}
+
+/**
  * One fstab field: every byte outside a plain path alphabet as libmount's
  * `\ooo` octal escape, so a space, tab, newline, `#` or backslash in a host
  * path can never split a field, start a comment or add an option.
@@ -482,7 +498,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (stage.length > 0) {
       const { unshare, mount, sh } = ctx.tools;
       if (!unshare || !mount || !sh) throw new Error('buildJailPlan: staging needs unshare, mount and sh');
-      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab(), ...chain];
+      chain = [unshare, '--mount', '--propagation', 'private', '--', ...stagerArgs(sh, mount, fstab(), req.deadlineMs !== undefined), ...chain];
     }
   } else if (tmpfsMode === 'userns') {
     // A user namespace of our own, where we are root over nothing but it:
@@ -496,7 +512,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (!unshare || !mount || !sh) throw new Error('buildJailPlan: a bounded tmpfs needs unshare, mount and sh');
     const u = String(ctx.hostUid);
     chain = [unshare, '--user', `--map-user=${u}`, `--map-group=${u}`, '--', ...chain];
-    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab(), ...chain];
+    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', ...stagerArgs(sh, mount, fstab(), req.deadlineMs !== undefined), ...chain];
   }
   if (req.deadlineMs !== undefined) {
     // Outermost after the rlimits, before any uid change: a credential change
