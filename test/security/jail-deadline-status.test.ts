@@ -13,14 +13,14 @@
  * - Multi-byte stdout survives chunk boundaries; a synchronous node stdout
  *   flood that dies in its own write queue is `stdout_cap`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
-import { supervisorArgs } from '../../src/lib/jail/plan.js';
+import { stagerArgs, supervisorArgs } from '../../src/lib/jail/plan.js';
 import { spawnJail } from '../../src/lib/jail/spawn.js';
 import { classifyExit, runOrchestrate, type OrchestrateOptions } from '../../src/lib/orchestrate/runner.js';
 import { tempDir } from '../helpers/temp.js';
@@ -216,10 +216,7 @@ describe("a caller's death ends the supervisor's whole process group", () => {
   it("a process of the supervisor's group with no parent-death signal of its own dies with the caller; with a supervisor SIGKILLed on the caller's death it is left behind (control)", async () => {
     const args = supervisorArgs(setpriv, timeout, 600_000);
     expect(args.slice(0, 3)).toEqual([setpriv, '--pdeathsig', 'ALRM']);
-    expect(await leftBehind(args, false)).toEqual([]);
-    // Control: the same chain with the supervisor killed outright passes nothing on.
-    expect(await leftBehind([setpriv, '--pdeathsig', 'KILL', ...args.slice(3)], false)).toHaveLength(1);
-  });
+    expect(await survivorsOfCallerKill(args, marker())).toEqual([]);
 
   it("a process of the group that ignores SIGTERM (as bubblewrap's child, the init of the jail's pid namespace, does) dies with the caller too; with SIGTERM passed on it is left behind (control)", async () => {
     const args = supervisorArgs(setpriv, timeout, 600_000);
@@ -228,7 +225,87 @@ describe("a caller's death ends the supervisor's whole process group", () => {
     // it, and `timeout` exits with it, before its --kill-after: the process that ignores it stays.
     expect(await leftBehind([setpriv, '--pdeathsig', 'TERM', ...args.slice(3)], true)).toHaveLength(1);
   });
+  it("bubblewrap's child, parked between its clone and its uid map, dies with the caller; with SIGTERM as the supervisor's parent-death signal it is left to init forever (control)", async () => {
+    const sup = supervisorArgs(setpriv, timeout, 600_000);
+    const ours = marker();
+    try {
+      expect(await bwrapChildrenLeftByCallerKill(sup, ours)).toEqual([]);
+    } finally {
+      for (const pid of pidsWithCmdline(ours)) process.kill(pid, 'SIGKILL'); // only if it failed
+    }
+
+    // Control: the chain of the last session (SIGTERM on the caller's death). bubblewrap dies of the
+    // SIGTERM, its child (init of a new pid namespace) ignores it, `timeout` exits without its
+    // --kill-after SIGKILL since its monitored child is gone: the orphan of issue 20.
+    const mark = marker();
+    const left = await bwrapChildrenLeftByCallerKill([setpriv, '--pdeathsig', 'TERM', ...sup.slice(3)], mark);
+    try {
+      expect(left).toHaveLength(1);
+      expect(
+        readFileSync(`/proc/${left[0]}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1],
+        'an orphan of pid 1',
+      ).toBe('1');
+    } finally {
+      for (const pid of pidsWithCmdline(mark)) process.kill(pid, 'SIGKILL');
+    }
+  });
+  it('a supervised stager whose supervisor is no longer a child of its caller (the caller died before the parent-death signal was set) jails nothing; under its caller it goes on (control)', async () => {
+    // The stager's mount is /bin/true here: the check comes before it and before anything it execs.
+    const chain = [...supervisorArgs(setpriv, timeout, 600_000), ...stagerArgs('/bin/sh', '/bin/true', '/dev/null', true), '/bin/echo', 'jailed'];
+    const runFrom = (file: string, args: string[]): Promise<{ code: number | null; out: string }> =>
+      new Promise((resolve) => {
+        const p = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        p.on('close', (code) => resolve({ code, out }));
+      });
+    // Control: spawned by this process, the pid the stager was given.
+    expect(await runFrom(chain[0]!, chain.slice(1))).toEqual({ code: 0, out: 'jailed\n' });
+    // Spawned by a shell in between: the supervisor's parent is not the caller the plan names.
+    expect(await runFrom('/bin/sh', ['-c', '"$@"; exit $?', 'sh', ...chain])).toEqual({ code: 125, out: '' });
+  });
 });
+
+/**
+ * Starts, from a shell of its own (the caller), `args` (a supervisor's command line) over a real
+ * bubblewrap held between its clone() and the write of its child's uid map (--userns-block-fd on a
+ * FIFO that never gets a byte or an EOF): its child is then pid 1 of new user and pid namespaces,
+ * in the supervisor's process group, waiting for bubblewrap with no parent-death signal, as it is
+ * for a moment at every jail start. SIGKILLs the shell and returns the pids of bubblewrap processes
+ * carrying `mark` once the supervisor is gone and its --kill-after (1 s) is past.
+ */
+async function bwrapChildrenLeftByCallerKill(args: string[], mark: string): Promise<number[]> {
+  const fifo = join(tempDir(), 'block');
+  execFileSync('mkfifo', ['-m', '600', fifo]);
+  const bwrap = ['/usr/bin/bwrap', '--unshare-user', '--unshare-pid', '--ro-bind', '/', '/', '--info-fd', '5', '--userns-block-fd', '6', '--', '/bin/echo', mark];
+  const quote = (a: string): string => `'${a.replaceAll("'", `'\\''`)}'`;
+  const line = `${[...args, ...bwrap].map(quote).join(' ')} 5>/dev/null 6<>${quote(fifo)} & echo $!; wait`;
+  const bwraps = (): number[] =>
+    pidsWithCmdline(`${mark}\0`).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/bin/bwrap\0');
+      } catch {
+        return false; // gone
+      }
+    });
+  const caller = spawn('/bin/bash', ['-c', line], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  caller.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    await until(() => /^\d+\n/.test(out), 20_000, 'the supervisor to start');
+    const supervisorPid = Number(out.trim());
+    // bubblewrap and its child, both running bubblewrap's argv with the marker (not the shell or the supervisor).
+    await until(() => bwraps().length === 2, 20_000, "bubblewrap's child");
+    caller.kill('SIGKILL');
+    await until(() => !pidsWithCmdline('/timeout').includes(supervisorPid), 20_000, 'the supervisor to end');
+    await new Promise((r) => setTimeout(r, 1_500));
+    return bwraps();
+  } finally {
+    caller.kill('SIGKILL');
+  }
+}
 
 describe('the failure class cannot be spoofed', () => {
   it('a fake bubblewrap error on stderr with exit 1 is nonzero_exit', async () => {

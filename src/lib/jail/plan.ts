@@ -19,10 +19,9 @@
  * With a deadline the supervisor (coreutils `timeout`) forks: the pid the
  * caller holds is the supervisor's, bubblewrap is its child. It kills the
  * jail at the deadline without any help from the caller's event loop, and it
- * ends with the caller (parent-death signal SIGALRM, its deadline, kept across
- * its exec because nothing changes credentials before it), SIGKILLing its whole
- * process group (see {@link supervisorArgs}); bubblewrap dies with it
- * (--die-with-parent).
+ * ends with the caller (parent-death signal SIGALRM, kept across its exec
+ * because nothing changes credentials before it, which it takes for its
+ * deadline: one SIGKILL to its whole process group, see {@link supervisorArgs}).
  *
  * Security properties:
  * - Every bubblewrap option, including `--setenv` of the caller's env (the
@@ -329,6 +328,22 @@ export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'r
 const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; exec "$@"';
 
 /**
+ * The stager under a deadline supervisor checks first that the supervisor (its parent) is still a
+ * child of the caller whose pid is `$1`, with shell builtins only (no extra exec). The supervisor's
+ * parent-death signal is set by `setpriv` a moment after the spawn; a caller that died before that
+ * left a supervisor no one signals, whose bubblewrap then died of SIGPIPE on its status pipe right
+ * after its clone, leaving bubblewrap's child to init (1 of 80 SIGKILLs of a caller 0-120 ms after
+ * its spawn). Any later death of the caller comes after the parent-death signal was set, so
+ * checking after it, here, leaves no window. The supervisor then exits 125 and nothing is jailed.
+ */
+const SUPERVISED_STAGE_SCRIPT = `read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125; shift; ${STAGE_SCRIPT}`;
+
+/** The stager's `sh -c` arguments up to its fstab; with a deadline, the caller's pid first (see SUPERVISED_STAGE_SCRIPT). */
+export function stagerArgs(sh: string, mount: string, fstab: string, supervised: boolean): string[] {
+  return supervised ? [sh, '-c', SUPERVISED_STAGE_SCRIPT, 'comis-stage', String(process.pid), mount, fstab] : [sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab];
+}
+
+/**
  * One fstab field: every byte outside a plain path alphabet as libmount's
  * `\ooo` octal escape, so a space, tab, newline, `#` or backslash in a host
  * path can never split a field, start a comment or add an option.
@@ -483,7 +498,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (stage.length > 0) {
       const { unshare, mount, sh } = ctx.tools;
       if (!unshare || !mount || !sh) throw new Error('buildJailPlan: staging needs unshare, mount and sh');
-      chain = [unshare, '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab(), ...chain];
+      chain = [unshare, '--mount', '--propagation', 'private', '--', ...stagerArgs(sh, mount, fstab(), req.deadlineMs !== undefined), ...chain];
     }
   } else if (tmpfsMode === 'userns') {
     // A user namespace of our own, where we are root over nothing but it:
@@ -497,7 +512,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (!unshare || !mount || !sh) throw new Error('buildJailPlan: a bounded tmpfs needs unshare, mount and sh');
     const u = String(ctx.hostUid);
     chain = [unshare, '--user', `--map-user=${u}`, `--map-group=${u}`, '--', ...chain];
-    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab(), ...chain];
+    chain = [unshare, '--user', '--map-root-user', '--mount', '--propagation', 'private', '--', ...stagerArgs(sh, mount, fstab(), req.deadlineMs !== undefined), ...chain];
   }
   if (req.deadlineMs !== undefined) {
     // Outermost after the rlimits, before any uid change: a credential change
@@ -517,16 +532,16 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
 
 /**
  * The deadline supervisor's command line, up to the command it supervises. When the caller dies
- * (even SIGKILL) the supervisor gets SIGALRM, which coreutils `timeout` takes as its deadline: it
- * SIGKILLs its whole process group at once, itself included. A SIGKILLed supervisor could pass
- * nothing on, and bubblewrap's own parent-death signal does not cover every moment: its child,
- * cloned into the jail's namespaces, waits on an eventfd for bubblewrap to map its uids before it
- * sets a parent-death signal of its own, so a caller killed in that window left it blocked forever
- * as an orphan of pid 1. Until that child execs it is still in the supervisor's process group
- * (bubblewrap's --new-session comes later), which is what the group signal reaches; and it is the
- * init of the jail's pid namespace, which ignores every signal it has no handler for, SIGTERM
- * among them, except SIGKILL from outside: a SIGTERM passed on (as `--pdeathsig TERM` did) ended
- * bubblewrap, after which `timeout` exited without its `--kill-after` SIGKILL and left the child.
+ * (even SIGKILL) the supervisor gets SIGALRM, the very signal its own deadline timer raises: coreutils
+ * `timeout` then does what it does at the deadline, one SIGKILL to its whole process group (itself
+ * included), at once and atomically with respect to forks. Not SIGTERM: the group signal would then be
+ * SIGTERM too, and bubblewrap's child, cloned into a new pid namespace whose init it is, ignores every
+ * signal it has no handler for except SIGKILL; bubblewrap itself dies of the SIGTERM, `timeout` sees
+ * its monitored child gone and exits without its --kill-after SIGKILL, and the child, which waits on
+ * an eventfd for bubblewrap to map its uids before it sets a parent-death signal of its own, was left
+ * blocked forever as an orphan of pid 1. Not a SIGKILLed supervisor either: it could pass nothing on.
+ * Until that child execs it is still in the supervisor's process group (bubblewrap's --new-session
+ * comes later), which is what the group SIGKILL reaches.
  */
 export function supervisorArgs(setpriv: string, timeout: string, deadlineMs: number): string[] {
   return [setpriv, '--pdeathsig', 'ALRM', '--', timeout, '--signal=KILL', '--kill-after=1', '--', deadlineSeconds(deadlineMs)];
