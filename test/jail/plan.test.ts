@@ -1,10 +1,10 @@
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { jailLimitsSchema } from '../../src/lib/config/schema.js';
-import { FIRST_DATA_FD, buildJailPlan, checkRequest, fstabField, orderMounts, planOptions, reachableBy, resolveMounts, rlimitArgs, type PlanContext } from '../../src/lib/jail/plan.js';
+import { FIRST_DATA_FD, buildJailPlan, checkRequest, fstabField, mayHaveTerminal, orderMounts, planOptions, reachableBy, resolveMounts, rlimitArgs, sharesSession, type PlanContext } from '../../src/lib/jail/plan.js';
 import { DEFAULT_JAIL_LIMITS } from '../../src/lib/jail/provider.js';
 import { buildSeccompFilter } from '../../src/lib/jail/seccomp.js';
 import { expectInputInvalid } from './helpers.js';
@@ -130,6 +130,35 @@ describe('jail plan', () => {
     // Not root, the supervisor is one more task of our uid.
     const user = buildJailPlan(request({ deadlineMs: 1500 }), [], { tools: { ...tools, timeout: '/usr/bin/timeout' }, root: false, arch: 'x64', hostUid: 1000, tasksOfUid: 37, hardLimits: {} });
     expect(user.args[0]).toBe('--nproc=102:102');
+  });
+
+  it('keeps the jail in our session only under a deadline supervisor and without a controlling terminal', () => {
+    const timeoutTools = { ...tools, timeout: '/usr/bin/timeout' };
+    const has = (req: JailRequest, terminal: boolean): boolean => planOptions(buildJailPlan(req, [], { ...rootCtx, tools: timeoutTools, terminal })).includes('--new-session');
+    expect(has(request({ deadlineMs: 1500 }), false)).toBe(false);
+    expect(has(request({ deadlineMs: 1500 }), true)).toBe(true);
+    // Without a supervisor the jail would be in comis's own process group.
+    expect(has(request(), false)).toBe(true);
+    expect(has(request(), true)).toBe(true);
+    expect(sharesSession({ deadlineMs: 1 }, { terminal: false })).toBe(true);
+    expect(sharesSession({}, { terminal: false })).toBe(false);
+    // The filter that goes with it: kill(0) refused only in the shared session.
+    const plan = buildJailPlan(request({ deadlineMs: 1500 }), [], { ...rootCtx, tools: timeoutTools, terminal: false });
+    expect(plan.dataFds[plan.constantData[0]!]).toEqual(buildSeccompFilter('x64', { sharedSession: true }));
+    expect(buildSeccompFilter('x64', { sharedSession: true })).not.toEqual(buildSeccompFilter('x64'));
+  });
+
+  it('reads a controlling terminal or session leadership from /proc/<pid>/stat, and assumes one when it cannot', () => {
+    // pid (comm) state ppid pgrp session tty_nr …
+    expect(mayHaveTerminal('4242 (node) S 10 4242 100 0 -1 4194560')).toBe(false);
+    expect(mayHaveTerminal('4242 (node) S 10 4242 100 34816 4242 4194560')).toBe(true); // /dev/pts/0
+    expect(mayHaveTerminal('4242 (node) S 10 4242 4242 0 -1 4194560')).toBe(true); // a session leader
+    expect(mayHaveTerminal('4242 (a) b) (c) S 10 4242 100 0 -1 4194560')).toBe(false); // comm with ") "
+    expect(mayHaveTerminal('4242 (a) b) (c) S 10 4242 100 1 -1 4194560')).toBe(true);
+    for (const bad of ['', 'garbage', '4242 (node) S 10']) expect(mayHaveTerminal(bad), bad).toBe(true);
+    // This process: the same answer as its own /proc entry gives.
+    const stat = readFileSync('/proc/self/stat', 'latin1');
+    expect(mayHaveTerminal()).toBe(mayHaveTerminal(stat));
   });
 
   it('passes the hardened system base, the env and the seccomp filter through fds', () => {

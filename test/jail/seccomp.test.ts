@@ -355,6 +355,35 @@ describe.each(archs)('seccomp filter (%s)', (arch) => {
     expect(call('openat2', [0xffffff9cn, 0n, 0n, 24n])).toBe(RET_ENOSYS);
   });
 
+  it('in a jail sharing our session: kill(0) and the PGRP-0 priority calls get EPERM; other targets, and every target in a session of its own, pass', () => {
+    const shared = decode(buildSeccompFilter(arch, { sharedSession: true }));
+    const kill = (pid: bigint, sig = 9n): { nr: number; arch: number; args: bigint[] } => ({ nr: nr('kill'), arch: a, args: [pid, sig] });
+    // pid_t is the low word: 1 << 32 is 0, the caller's group.
+    for (const pid of [0n, 1n << 32n]) expect(run(shared, kill(pid)), `kill(${pid})`).toBe(RET_EPERM);
+    expect(run(shared, kill(0n, 0n))).toBe(RET_EPERM);
+    // A pid or a group named by number (looked up in the jail's pid namespace), and kill(-1), pass.
+    for (const pid of [1n, 42n, 0xffff_ffffn, 0xffff_ffd6n]) expect(run(shared, kill(pid)), `kill(${pid})`).toBe(RET_ALLOW);
+    const prio = (name: 'setpriority' | 'getpriority' | 'ioprio_set' | 'ioprio_get', which: bigint, who: bigint): number => run(shared, { nr: nr(name), arch: a, args: [which, who, 10n] });
+    for (const name of ['setpriority', 'getpriority'] as const) {
+      expect(prio(name, 1n, 0n), `${name}(PRIO_PGRP, 0)`).toBe(RET_EPERM);
+      expect(prio(name, 1n, 1n << 32n), `${name}(PRIO_PGRP, 1 << 32)`).toBe(RET_EPERM);
+      expect([prio(name, 0n, 0n), prio(name, 2n, 0n), prio(name, 1n, 7n)], name).toEqual([RET_ALLOW, RET_ALLOW, RET_ALLOW]);
+    }
+    for (const name of ['ioprio_set', 'ioprio_get'] as const) {
+      expect(prio(name, 2n, 0n), `${name}(IOPRIO_WHO_PGRP, 0)`).toBe(RET_EPERM);
+      expect([prio(name, 1n, 0n), prio(name, 3n, 0n), prio(name, 2n, 7n)], name).toEqual([RET_ALLOW, RET_ALLOW, RET_ALLOW]);
+    }
+    // The rest of the filter is the same.
+    expect(run(shared, { nr: nr('ioctl'), arch: a, args: [0n, BigInt(TIOCSTI)] })).toBe(RET_EPERM);
+    expect(run(shared, { nr: nr('ptrace'), arch: a })).toBe(RET_EPERM);
+    expect(run(shared, { nr: nr('socket'), arch: a, args: [40n, 1n, 0n] })).toBe(RET_EAFNOSUPPORT);
+    // With bubblewrap's --new-session the caller's group is the jail's own: all pass, as before.
+    expect([run(filters, kill(0n)), run(filters, { nr: nr('setpriority'), arch: a, args: [1n, 0n, 10n] }), run(filters, { nr: nr('ioprio_set'), arch: a, args: [2n, 0n, 0n] })]).toEqual([RET_ALLOW, RET_ALLOW, RET_ALLOW]);
+    // The positive control's filter: the shared-session jail without the rule.
+    const weak = decode(buildSeccompFilter(arch, { sharedSession: true, omit: ['process-groups'] }));
+    expect(weak).toEqual(filters);
+  });
+
   it('leaves out exactly the rule a test asks to omit (positive controls), and nothing else', () => {
     const without = (rule: (typeof SECCOMP_RULES)[number]): SockFilter[] => decode(buildSeccompFilter(arch, { omit: [rule] }));
     const vsock = { nr: nr('socket'), arch: a, args: [40n, 1n, 0n] };
@@ -413,6 +442,9 @@ describe('syscall tables', () => {
     expect(syscallNumber('openat', 'arm64')).toBe(56);
     expect(syscallNumber('openat2', 'arm64')).toBe(437);
     expect(syscallNumber('chmod', 'arm64')).toBeUndefined();
+    // asm/unistd_64.h and asm-generic/unistd.h: kill, setpriority/getpriority, ioprio_set/ioprio_get.
+    expect([62, 141, 140, 251, 252].map((n, i) => syscallNumber((['kill', 'setpriority', 'getpriority', 'ioprio_set', 'ioprio_get'] as const)[i]!, 'x64') === n)).toEqual([true, true, true, true, true]);
+    expect([129, 140, 141, 30, 31].map((n, i) => syscallNumber((['kill', 'setpriority', 'getpriority', 'ioprio_set', 'ioprio_get'] as const)[i]!, 'arm64') === n)).toEqual([true, true, true, true, true]);
   });
 });
 

@@ -34,6 +34,8 @@
  *   host root would be one capability bug away from the host.
  * - Option values can never smuggle options: NUL (the --args separator) is
  *   refused in every value, and the jailed argv follows `--`.
+ * - No terminal: the jail has no controlling terminal, so no /dev/tty, no
+ *   TIOCSTI/TIOCLINUX target and no terminal signals (see {@link sharesSession}).
  */
 import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
@@ -98,6 +100,8 @@ export interface PlanContext {
   hardLimits?: HardLimits;
   /** A fresh 0711 directory for staged binds; required when {@link ResolvedMount.staged} is set on any mount. */
   stageDir?: string;
+  /** Whether this process may have a controlling terminal (see {@link sharesSession}); read from /proc when absent. */
+  terminal?: boolean;
 }
 
 /** A caller mount after validation: real source, what it is, and whether it must be staged. */
@@ -371,7 +375,57 @@ function tmpfsOptions(limits: JailResourceLimits): string {
   return `nosuid,nodev,mode=1777,size=${limits.tmpSizeMb * MIB},nr_inodes=${limits.tmpInodes ?? DEFAULT_TMP_INODES}`;
 }
 
-function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number, tmpfs?: { tmp: string; shm: string }): string[] {
+/**
+ * Whether this process may have a controlling terminal, now or later, from its /proc/<pid>/stat:
+ * a terminal (tty_nr) or a session it leads (a session leader acquires one by opening a terminal
+ * without O_NOCTTY). Unreadable or malformed: yes.
+ */
+export function mayHaveTerminal(stat?: string): boolean {
+  let text = stat;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/stat', 'latin1');
+    } catch {
+      return true;
+    }
+  }
+  const close = text.lastIndexOf(')');
+  // pid (comm) state ppid pgrp session tty_nr …: comm may hold spaces and parentheses.
+  const f = text.slice(close + 2).split(' ');
+  const pid = Number.parseInt(text, 10);
+  const session = Number(f[3]);
+  const tty = Number(f[4]);
+  if (close < 0 || !Number.isInteger(pid) || !Number.isInteger(session) || !Number.isInteger(tty)) return true;
+  return tty !== 0 || session === pid;
+}
+
+/**
+ * Whether the jail stays in the caller's session, i.e. runs without bubblewrap's `--new-session`.
+ *
+ * `--new-session` (setsid) exists so that a script cannot reach the caller's controlling terminal:
+ * open /dev/tty to read the user's keys or write to the screen, TIOCSTI to type commands into the
+ * user's shell (CVE-2017-5226), or take job-control signals. It has a price: the scheduler puts
+ * every session in an autogroup of its own, and each tool call then wakes comis from another
+ * autogroup and back, which under load from other sessions waits far longer (the tool-call p99).
+ *
+ * Without a controlling terminal there is nothing to reach, and the jail can never get one:
+ * a process's terminal (`signal->tty`) is inherited at fork, so ours being none at the spawn means
+ * the jail's is none for good; only a session leader acquires one (open without O_NOCTTY, or
+ * TIOCSCTTY), the jail is not one, and a caller that is one (it could acquire one mid-run) keeps
+ * `--new-session`. A `setsid()` of the script's own only makes a new session without a terminal.
+ * TIOCSTI and TIOCLINUX are denied by the seccomp filter in every case.
+ *
+ * Only under the deadline supervisor: `timeout` makes a process group of its own, and the jail,
+ * no longer a group leader, is in it (without a supervisor it would be in OUR group, beside comis
+ * and the rest of the user's pipeline). The calls that reach the caller's own group from inside
+ * a pid namespace (kill(0, …), PGRP-0 priorities) are denied there (seccomp `sharedSession`), so
+ * the supervisor and bubblewrap stay out of the script's reach, as with `--new-session`.
+ */
+export function sharesSession(req: Pick<JailRequest, 'deadlineMs'>, ctx: Pick<PlanContext, 'terminal'>): boolean {
+  return req.deadlineMs !== undefined && !(ctx.terminal ?? mayHaveTerminal());
+}
+
+function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number, tmpfs: { tmp: string; shm: string } | undefined, sharedSession: boolean): string[] {
   const a: string[] = [
     '--unshare-all',
     '--unshare-user',
@@ -383,7 +437,7 @@ function systemBase(limits: JailResourceLimits, etcFd: (path: string) => number,
     '--cap-drop',
     'ALL',
     '--die-with-parent',
-    '--new-session',
+    ...(sharedSession ? [] : ['--new-session']),
     '--as-pid-1',
     '--hostname',
     JAIL_HOSTNAME,
@@ -442,7 +496,8 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     return FIRST_DATA_FD + dataFds.length - 1;
   };
   const argsFd = addFd(Buffer.alloc(0)); // filled last; the caller's env: never constant
-  const seccompFd = addFd(buildSeccompFilter(ctx.arch, { omit: req.testOnlyWeaken?.seccomp ?? [] }), true);
+  const sharedSession = sharesSession(req, ctx);
+  const seccompFd = addFd(buildSeccompFilter(ctx.arch, { omit: req.testOnlyWeaken?.seccomp ?? [], sharedSession }), true);
 
   const stage: JailPlan['stage'] = [];
   const stageBinds: string[] = [];
@@ -459,7 +514,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     }
   }
   const b = weaken(
-    systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!, true), tmpfsPaths),
+    systemBase(req.limits, (path) => addFd(JAIL_ETC[path]!, true), tmpfsPaths, sharedSession),
     req.testOnlyWeaken?.bwrap ?? [],
   );
 
@@ -541,7 +596,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
  * an eventfd for bubblewrap to map its uids before it sets a parent-death signal of its own, was left
  * blocked forever as an orphan of pid 1. Not a SIGKILLed supervisor either: it could pass nothing on.
  * Until that child execs it is still in the supervisor's process group (bubblewrap's --new-session
- * comes later), which is what the group SIGKILL reaches.
+ * comes later; without it, see {@link sharesSession}, it stays there), which is what the group SIGKILL reaches.
  */
 export function supervisorArgs(setpriv: string, timeout: string, deadlineMs: number): string[] {
   return [setpriv, '--pdeathsig', 'ALRM', '--', timeout, '--signal=KILL', '--kill-after=1', '--', deadlineSeconds(deadlineMs)];

@@ -99,6 +99,10 @@ export const O_TMPFILE_BIT = 0o20000000; // __O_TMPFILE, without the O_DIRECTORY
 /** S_ISUID | S_ISGID. */
 export const SETID_BITS = 0o6000;
 
+/** `which` of setpriority/getpriority and ioprio_set/ioprio_get that names a process group (`who` 0: the caller's). */
+export const PRIO_PGRP = 1;
+export const IOPRIO_WHO_PGRP = 2;
+
 /** personality() arguments that change nothing: PER_LINUX and the 0xffffffff query. */
 const PERSONALITY_ALLOWED = [0x0, 0xffff_ffff];
 
@@ -111,7 +115,12 @@ const SYSCALLS = {
   clone: [56, 220],
   clone3: [435, 435],
   personality: [135, 92],
-  // Allowed with conditions on their arguments:
+  // Allowed with conditions on their arguments (the first four only in a jail that shares our session):
+  kill: [62, 129],
+  setpriority: [141, 140],
+  getpriority: [140, 141],
+  ioprio_set: [251, 30],
+  ioprio_get: [252, 31],
   socket: [41, 198],
   socketpair: [53, 199],
   fallocate: [285, 47],
@@ -192,6 +201,11 @@ const CONDITIONAL: ReadonlySet<SyscallName> = new Set<SyscallName>([
   'clone',
   'clone3',
   'personality',
+  'kill',
+  'setpriority',
+  'getpriority',
+  'ioprio_set',
+  'ioprio_get',
   'socket',
   'socketpair',
   'fallocate',
@@ -219,13 +233,25 @@ export const DENIED_SYSCALLS: readonly SyscallName[] = (Object.keys(SYSCALLS) as
  * - `setid-modes`: chmod family, open/creat and mknod allowed with S_ISUID/S_ISGID; openat2 allowed.
  * - `namespaces`: unshare, setns and clone with namespace flags allowed (to test `--disable-userns` alone).
  * - `denylist`: every call of {@link DENIED_SYSCALLS} allowed (what each probe gets from the kernel itself).
+ * - `process-groups`: kill(0, …) and the PGRP-0 priority calls allowed in a jail that shares our session.
  */
-export type SeccompRule = 'socket-families' | 'fallocate-modes' | 'setid-modes' | 'namespaces' | 'denylist';
-export const SECCOMP_RULES: readonly SeccompRule[] = ['socket-families', 'fallocate-modes', 'setid-modes', 'namespaces', 'denylist'];
+export type SeccompRule = 'socket-families' | 'fallocate-modes' | 'setid-modes' | 'namespaces' | 'denylist' | 'process-groups';
+export const SECCOMP_RULES: readonly SeccompRule[] = ['socket-families', 'fallocate-modes', 'setid-modes', 'namespaces', 'denylist', 'process-groups'];
 
 export interface SeccompOptions {
   /** Test-only: rules left out (see {@link SeccompRule}). */
   omit?: readonly SeccompRule[];
+  /**
+   * The jail stays in comis's session (no bubblewrap `--new-session`, see plan.ts): its process
+   * group is then the deadline supervisor's, outside the jail's pid namespace, and the calls that
+   * take "0" to mean the caller's own group would reach `timeout` and bubblewrap (the only calls
+   * that do: a group named by number is looked up in the jail's pid namespace, and kill(-1) skips
+   * processes invisible there). kill(0, …) gets EPERM, and so do setpriority/getpriority
+   * (PRIO_PGRP, 0) and ioprio_set/ioprio_get (IOPRIO_WHO_PGRP, 0). Without it a script could SIGSTOP
+   * its supervisor (the deadline would then wait for comis's own timer) or SIGKILL bubblewrap,
+   * which `timeout` passes on as its own SIGKILL: a forged `deadline`.
+   */
+  sharedSession?: boolean;
 }
 
 /** The syscall number of `name` on `arch`, or undefined when it does not exist there. */
@@ -257,6 +283,10 @@ export function seccompProgram(arch: SeccompArch, opts: SeccompOptions = {}): In
   if (arch === 'x64') p.push({ op: 'jge', k: X32_SYSCALL_BIT, jt: 'deny', jf: NEXT });
   p.push(...dispatch('ioctl', 'ioctl'), ...dispatch('personality', 'personality'), ...dispatch('clone3', 'enosys'));
   if (!omit.has('namespaces')) p.push(...dispatch('clone', 'clone'));
+  const groups = opts.sharedSession === true && !omit.has('process-groups');
+  if (groups) {
+    p.push(...dispatch('kill', 'kill'), ...dispatch('setpriority', 'prio_pgrp'), ...dispatch('getpriority', 'prio_pgrp'), ...dispatch('ioprio_set', 'ioprio_pgrp'), ...dispatch('ioprio_get', 'ioprio_pgrp'));
+  }
   if (!omit.has('socket-families')) p.push(...dispatch('socket', 'socket'), ...dispatch('socketpair', 'socket'));
   if (!omit.has('fallocate-modes')) p.push(...dispatch('fallocate', 'fallocate'));
   if (!omit.has('setid-modes')) {
@@ -284,6 +314,24 @@ export function seccompProgram(arch: SeccompArch, opts: SeccompOptions = {}): In
     { op: 'jeq', k: TIOCSTI, jt: 'deny', jf: NEXT },
     { op: 'jeq', k: TIOCLINUX, jt: 'deny', jf: NEXT },
     { op: 'ret', k: RET_ALLOW },
+    ...(groups
+      ? ([
+          // kill(pid, sig): pid is a pid_t, so the low word; 0 is the caller's process group.
+          { op: 'label', name: 'kill' },
+          { op: 'ld', offset: argLow(0) },
+          { op: 'jeq', k: 0, jt: 'deny', jf: 'allow' },
+          // setpriority/getpriority(which, who, …) and ioprio_set/ioprio_get(which, who, …): a group, who 0.
+          { op: 'label', name: 'prio_pgrp' },
+          { op: 'ld', offset: argLow(0) },
+          { op: 'jeq', k: PRIO_PGRP, jt: 'who_zero', jf: 'allow' },
+          { op: 'label', name: 'ioprio_pgrp' },
+          { op: 'ld', offset: argLow(0) },
+          { op: 'jeq', k: IOPRIO_WHO_PGRP, jt: 'who_zero', jf: 'allow' },
+          { op: 'label', name: 'who_zero' },
+          { op: 'ld', offset: argLow(1) },
+          { op: 'jeq', k: 0, jt: 'deny', jf: 'allow' },
+        ] satisfies Instruction[])
+      : []),
     // clone(flags, ...): legacy clone also uses only the low 32 bits of flags.
     { op: 'label', name: 'clone' },
     { op: 'ld', offset: argLow(0) },
@@ -350,11 +398,11 @@ export function seccompProgram(arch: SeccompArch, opts: SeccompOptions = {}): In
  * caller must then refuse to build a jail rather than run one unfiltered.
  */
 export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {}): Buffer {
-  // Built and assembled once per (arch, omitted rules) and process: ~1 ms of
+  // Built and assembled once per (arch, session, omitted rules) and process: ~1 ms of
   // the event loop per jail otherwise (the filter is the same for every jail).
   // Each caller gets its own copy, so nothing it does to its Buffer can change
   // the next jail's filter.
-  const key = `${arch}:${[...new Set(opts.omit ?? [])].sort().join(',')}`;
+  const key = `${arch}:${opts.sharedSession === true ? 'shared' : 'own'}:${[...new Set(opts.omit ?? [])].sort().join(',')}`;
   let bytes = filterCache.get(key);
   if (!bytes) {
     bytes = assemble(seccompProgram(arch, opts));
@@ -363,5 +411,5 @@ export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {})
   return Buffer.from(bytes);
 }
 
-/** Assembled filters by arch and omitted rules; a handful of keys at most (the omit sets are test-only). */
+/** Assembled filters by arch, session and omitted rules; a handful of keys at most (the omit sets are test-only). */
 const filterCache = new Map<string, Buffer>();
