@@ -45,8 +45,9 @@ export type AgentJail = Awaited<ReturnType<typeof prepareAgentJail>>;
 export async function openAgentJail(agent: ResolvedAgent, home: string, surface: AgentSurface, store?: () => Promise<import('../../store/store.js').Store>): Promise<AgentJail> {
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
   // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry
-  // (on the caller's connection when it passes one).
-  const agentJail = await prepareAgentJail(agent, home, store ? { store } : {});
+  // (on the caller's connection when it passes one): for a workspace a run has used, confirmed while its
+  // gated jail is set up (agentJail.confirmUid, see confirmJailUid).
+  const agentJail = await prepareAgentJail(agent, home, { ...(store ? { store } : {}), deferRegistry: true });
   // bwrap cannot create the results/ mount point inside a read-only workspace bind.
   if (surface.role === 'coordinator') mkdirSync(join(agentJail.workspaceReal, 'results'), { recursive: true, mode: 0o755 });
   return agentJail;

@@ -25,6 +25,8 @@ export interface SpawnPhase {
   readOnlyWorkspace?: boolean;
   /** More environment for the script (e.g. COMIS_MCP_TOOLS, the describe() digest of its MCP tools). */
   extraEnv?: Record<string, string>;
+  /** The jail waits before its exec until released (see {@link confirmJailUid}). */
+  gated?: boolean;
 }
 
 export function spawnScript(p: SpawnPhase): JailedProcess {
@@ -69,5 +71,42 @@ export function spawnScript(p: SpawnPhase): JailedProcess {
     writableQuota: { hostPath: workspaceReal, maxBytes: p.limits.workspaceMb * 1024 * 1024, maxEntries: p.limits.workspaceInodes },
     stdin: 'ignore',
     deadlineMs: p.prepared.timeoutMs,
+    ...(p.gated ? { gated: true } : {}),
   });
+}
+
+/** The store failed to give the jail uid: the run ends with this error as it did when the store was read before the spawn. */
+export class UidRegistryFailure extends Error {
+  constructor(readonly error: unknown) {
+    super('the jail uid registry failed');
+  }
+}
+
+/**
+ * Root, a workspace a run has used: its jail was spawned gated, as the uid the workspace belongs to,
+ * while the store's registry answers (`agentJail.confirmUid`), so loading SQLite overlaps
+ * bubblewrap's set-up instead of delaying the spawn. The registry agrees (every run but the rare
+ * one after a hand-edited row): the jail may exec. It says another uid: the jail, which has run
+ * nothing, is killed, `onUidChange` moves what was handed to the old uid (socket, tool context),
+ * and the jail starts again as the new one. The store failed: the jail is killed and the failure
+ * thrown as {@link UidRegistryFailure}.
+ */
+export async function confirmJailUid(child: JailedProcess, agentJail: AgentJail, onUidChange: (uid: number) => void, respawn: () => JailedProcess): Promise<JailedProcess> {
+  let uid: number;
+  try {
+    uid = await agentJail.confirmUid!();
+  } catch (err) {
+    child.kill();
+    await child.exited;
+    throw new UidRegistryFailure(err);
+  }
+  if (uid === agentJail.hostUid) {
+    child.release();
+    return child;
+  }
+  child.kill();
+  await child.exited;
+  agentJail.hostUid = uid;
+  onUidChange(uid);
+  return respawn();
 }
