@@ -36,9 +36,9 @@ import { mintRunLease } from './phases/lease.js';
 import { JAIL_RUN_DIR } from './phases/constants.js';
 import { prepareRun } from './phases/prepare.js';
 import { recordRun } from './phases/record.js';
-import { openAgentJail, openRunDir, toolContext } from './phases/run-dir.js';
+import { installRunFiles, openAgentJail, openRunDir, toolContext } from './phases/run-dir.js';
 import { openRunSocket, startRunServices } from './phases/socket.js';
-import { confirmJailUid, spawnScript, UidRegistryFailure } from './phases/spawn.js';
+import { BeforeExecFailure, releaseWhenReady, spawnScript } from './phases/spawn.js';
 import { slicesResults, type Footprint } from './preflight.js';
 import { REPAIR_BUDGET_MS, repairGate } from './repair.js';
 import type { ScriptLanguage } from './transpile.js';
@@ -187,7 +187,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     const agentJail = await openAgentJail(options.agent, options.home, surface, options.store);
     parts.workspaceReal = agentJail.workspaceReal;
     mark('workspace');
-    parts.dir = await openRunDir(options.home, runId, surface, prepared.script);
+    parts.dir = await openRunDir(options.home, runId);
     mark('run-dir');
     // A replay's ResultRef handles point at the files the original run materialised: they come back first.
     if (options.replayResultsFrom) {
@@ -249,23 +249,22 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         readOnlyWorkspace: options.replayTools !== undefined,
         extraEnv: { ...(frameLimit ? { COMIS_FRAME_LIMIT: String(frameLimit) } : {}), ...(mcpDigest ? await mcpDigest : {}) },
       };
-      let child = spawnScript({ ...spawnPhase, gated: agentJail.confirmUid !== undefined });
+      let child = spawnScript({ ...spawnPhase, gated: true });
       mark('spawned');
-      if (agentJail.confirmUid) {
-        const socketPath = parts.socket.path;
-        child = await confirmJailUid(
-          child,
-          agentJail,
-          (uid) => {
-            // As root the jail's gid is its uid (toolContext); the socket was handed to the predicted uid.
-            ctx.jail = { uid, gid: uid };
-            chownSync(socketPath, uid, uid);
-          },
-          () => spawnScript(spawnPhase),
-        );
-        prewarm?.();
-        mark('confirmed');
-      }
+      const dir = parts.dir;
+      const socketPath = parts.socket.path;
+      child = await releaseWhenReady(child, {
+        install: () => installRunFiles(dir, options.home, surface, prepared.script),
+        agentJail,
+        onUidChange: (uid) => {
+          // As root the jail's gid is its uid (toolContext); the socket was handed to the predicted uid.
+          ctx.jail = { uid, gid: uid };
+          chownSync(socketPath, uid, uid);
+        },
+        respawn: () => spawnScript(spawnPhase),
+      });
+      if (agentJail.confirmUid) prewarm?.();
+      mark('released');
       // Logged after the spawn, so loading the logger overlaps the jail's own start.
       emit({ type: 'run:started', runId, leaseId: lease.lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });
       const exit = await collectRun(child, stdout, verdict, { timeoutMs, ...(options.secondLineTimerMs === undefined ? {} : { secondLineTimerMs: options.secondLineTimerMs }), ...(options.signal ? { signal: options.signal } : {}) });
@@ -285,7 +284,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       }
     } catch (err) {
       if (err instanceof ComisError) throw err;
-      if (err instanceof UidRegistryFailure) throw err.error;
+      if (err instanceof BeforeExecFailure) throw err.error;
       verdict.failureClass = 'spawn_fail';
       verdict.stderr += `\n${(err as Error).message}`;
     }

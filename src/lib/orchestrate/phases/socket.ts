@@ -41,7 +41,7 @@ export function startRunServices(
   agent: ResolvedAgent,
   home: string,
   ctx: ToolContext & { results: ResultStore },
-  /** Read when the first DuckDB child starts: the jail uid may still change when the registry answers (confirmJailUid). */
+  /** Read when the first DuckDB child starts: the jail uid may still change when the registry answers (releaseWhenReady). */
   hostUid: () => number,
   resultsDir: string,
   options: {

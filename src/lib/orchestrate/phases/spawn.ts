@@ -25,7 +25,7 @@ export interface SpawnPhase {
   readOnlyWorkspace?: boolean;
   /** More environment for the script (e.g. COMIS_MCP_TOOLS, the describe() digest of its MCP tools). */
   extraEnv?: Record<string, string>;
-  /** The jail waits before its exec until released (see {@link confirmJailUid}). */
+  /** The jail waits before its exec until released (see releaseWhenReady). */
   gated?: boolean;
 }
 
@@ -75,38 +75,41 @@ export function spawnScript(p: SpawnPhase): JailedProcess {
   });
 }
 
-/** The store failed to give the jail uid: the run ends with this error as it did when the store was read before the spawn. */
-export class UidRegistryFailure extends Error {
+/** What failed between the spawn and the exec (the run's files, the store): the run ends with this error as it did when that work came before the spawn. */
+export class BeforeExecFailure extends Error {
   constructor(readonly error: unknown) {
-    super('the jail uid registry failed');
+    super('the run failed before its jail could exec');
   }
 }
 
 /**
- * Root, a workspace a run has used: its jail was spawned gated, as the uid the workspace belongs to,
- * while the store's registry answers (`agentJail.confirmUid`), so loading SQLite overlaps
- * bubblewrap's set-up instead of delaying the spawn. The registry agrees (every run but the rare
- * one after a hand-edited row): the jail may exec. It says another uid: the jail, which has run
- * nothing, is killed, `onUidChange` moves what was handed to the old uid (socket, tool context),
- * and the jail starts again as the new one. The store failed: the jail is killed and the failure
- * thrown as {@link UidRegistryFailure}.
+ * Every jail of a run is spawned gated: what the script needs only once it runs is done while
+ * bubblewrap builds the jail, off the critical path, and the jail may exec only then. `install`
+ * writes the run's files (SDK, script) into the directories the jail binds. As root, for a workspace
+ * a run has used, the jail was spawned as the uid the workspace belongs to, and the store's registry
+ * answers now (`agentJail.confirmUid`: loading SQLite overlaps the jail's set-up). The registry
+ * agrees (every run but the rare one after a hand-edited row): the jail may exec. It says another uid:
+ * the jail, which has run nothing, is killed, `onUidChange` moves what was handed to the old uid
+ * (socket, tool context), and the jail starts again as the new one. Anything failed: the jail is
+ * killed and the failure thrown as {@link BeforeExecFailure}.
  */
-export async function confirmJailUid(child: JailedProcess, agentJail: AgentJail, onUidChange: (uid: number) => void, respawn: () => JailedProcess): Promise<JailedProcess> {
-  let uid: number;
+export async function releaseWhenReady(child: JailedProcess, p: { install: () => Promise<void>; agentJail: AgentJail; onUidChange: (uid: number) => void; respawn: () => JailedProcess }): Promise<JailedProcess> {
+  let uid: number | undefined;
   try {
-    uid = await agentJail.confirmUid!();
+    await p.install();
+    if (p.agentJail.confirmUid) uid = await p.agentJail.confirmUid();
   } catch (err) {
     child.kill();
     await child.exited;
-    throw new UidRegistryFailure(err);
+    throw new BeforeExecFailure(err);
   }
-  if (uid === agentJail.hostUid) {
+  if (uid === undefined || uid === p.agentJail.hostUid) {
     child.release();
     return child;
   }
   child.kill();
   await child.exited;
-  agentJail.hostUid = uid;
-  onUidChange(uid);
-  return respawn();
+  p.agentJail.hostUid = uid;
+  p.onUidChange(uid);
+  return p.respawn();
 }
