@@ -10,7 +10,7 @@
  * Not root, the jail runs as the caller's uid and there is nothing to allocate:
  * these tests are skipped there, by name.
  */
-import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -175,6 +175,50 @@ describe('jail uids come from the registry', () => {
     const plan2 = await prepareAgentJail(other, home, { store: async () => store });
     expect(plan2.hostUid).not.toBe(shared.hostUid);
     store.close();
+  });
+
+  it.skipIf(!root)(`the uid a used workspace belongs to is only a guess until the registry answers, and the script runs only as the registry's uid (${root ? 'root' : NOT_ROOT})`, async () => {
+    const home = tempDir('comis-uids-');
+    const agent = resolveAgent(await loadConfig({ home }));
+    // The script leaves a file of its own and counts its starts in the workspace.
+    const script = (name: string): string => `const fs = require('fs'); fs.writeFileSync('/workspace/${name}', 'x'); fs.appendFileSync('/workspace/starts', '${name} '); console.log('ok');`;
+    const run = (name: string): ReturnType<typeof runOrchestrate> => runOrchestrate({ source: script(name), displayName: `${name}.js`, language: 'js', agent, home, sessionKey: 's' });
+    const ownerOf = (name: string): number => statSync(join(realpathSync(agent.workspace), name)).uid;
+    // A new workspace (root's): the registry is asked before the spawn.
+    const ra = await run('a');
+    expect(ra.public.stderrTail ?? '').toBe('');
+    expect(ra.public.outcome).toBe('success');
+    const first = ownerOf('a');
+    const ws = realpathSync(agent.workspace);
+    const setRow = (uid: number): void => {
+      const store = openStore({ home, sweep: false });
+      store.db.prepare('UPDATE jail_uids SET uid = ? WHERE workspace = ?').run(uid, ws);
+      store.close();
+    };
+    // Used since: the guess (its owner) is confirmed, and the same jail goes on.
+    expect((await run('b')).public.outcome).toBe('success');
+    expect(ownerOf('b')).toBe(first);
+    // The row changed by hand: the workspace belongs to a uid the registry no longer gives it. Refused
+    // (as when the registry was read before the spawn), and the jail started on the guess ran nothing.
+    const moved = jailUidPolicy().pick([first])!;
+    setRow(moved);
+    await expect(run('c')).rejects.toThrow(new RegExp(`owned by uid ${first}, neither comis nor this workspace's jail uid ${moved}`));
+    expect(readFileSync(join(ws, 'starts'), 'utf8')).toBe('a b ');
+    // A workspace still owned by its legacy uid, with a range that holds it and the row's uid: the guess
+    // (the legacy uid) is wrong but the hand-over is allowed; the jail starts again as the registry's uid.
+    const legacy = oldUid(ws);
+    const range = { min: legacy - 1, max: legacy };
+    const reserved = readReservedIds();
+    if (isReservedId(legacy, reserved) || isReservedId(legacy - 1, reserved)) return; // this host grants them: nothing to show
+    agent.config = structuredClone(agent.config);
+    agent.config.skills.execSandbox.jailUidRange = range;
+    chownSync(ws, legacy, legacy);
+    setRow(legacy - 1);
+    rmSync(join(ws, 'starts')); // the earlier runs' uid's: not the new uid's to append to
+    expect((await run('d')).public.outcome).toBe('success');
+    expect(ownerOf('d')).toBe(legacy - 1);
+    expect(statSync(ws).uid).toBe(legacy - 1);
+    expect(readFileSync(join(ws, 'starts'), 'utf8')).toBe('d ');
   });
 
   it.skipIf(!root)(`a uid granted in /etc/subuid is never allocated, though the old derivation lands in the grant (${root ? 'root' : NOT_ROOT})`, async () => {

@@ -147,6 +147,12 @@ export interface JailPlan {
    * was exec'd (its `exit-code` status).
    */
   nprocGate?: { fd: number; nproc: number };
+  /**
+   * bubblewrap's `--block-fd` (after the status fd), when the jail waits for
+   * one byte before its exec: always not root ({@link nprocGate}), and for a
+   * {@link JailRequest.gated} request.
+   */
+  gateFd?: number;
 }
 
 export interface HardLimits {
@@ -534,8 +540,10 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
   b.push('--seccomp', String(seccompFd));
   const statusFd = FIRST_DATA_FD + dataFds.length;
   b.push('--json-status-fd', String(statusFd));
+  // One --block-fd serves both gates: bubblewrap reads a single byte, which the spawner writes once every gate is open.
+  const gateFd = ctx.root && req.gated !== true ? undefined : statusFd + 1;
   const nprocGate = ctx.root ? undefined : { fd: statusFd + 1, nproc: req.limits.maxProcesses };
-  if (nprocGate) b.push('--block-fd', String(nprocGate.fd));
+  if (gateFd !== undefined) b.push('--block-fd', String(gateFd));
   dataFds[argsFd - FIRST_DATA_FD] = Buffer.from(b.map((x) => `${noNul(x, 'bwrap option')}\0`).join(''), 'utf8');
 
   let chain: string[] = [ctx.tools.bwrap, '--args', String(argsFd), '--', ...req.command];
@@ -582,7 +590,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
   }
   // Not root, the supervisor is one more task of our uid beside bubblewrap (see rlimitArgs).
   const outer = req.deadlineMs === undefined || ctx.root ? ctx : { ...ctx, tasksOfUid: (ctx.tasksOfUid ?? 0) + 1 };
-  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, outer), '--', ...chain], dataFds, constantData, statusFd, stage, ...(nprocGate ? { nprocGate } : {}) };
+  return { file: ctx.tools.prlimit, args: [...rlimitArgs(req.limits, outer), '--', ...chain], dataFds, constantData, statusFd, stage, ...(nprocGate ? { nprocGate } : {}), ...(gateFd === undefined ? {} : { gateFd }) };
 }
 
 /**

@@ -149,7 +149,7 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     'pipe',
     ...constantFds.map((fd) => fd ?? ('pipe' as const)),
     'pipe', // status
-    ...(plan.nprocGate ? ['pipe' as const] : []),
+    ...(plan.gateFd === undefined ? [] : ['pipe' as const]),
   ]);
   let child;
   try {
@@ -189,12 +189,19 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
       openNprocGate(pid);
     }
   };
-  // Not root: the jail waits on this pipe until its RLIMIT_NPROC is lowered.
-  // Only a byte written after `prlimit --pid` succeeded opens it; bubblewrap
-  // would also go on at EOF, so the pipe is never closed empty while the jail
-  // waits (kill() ends it instead).
-  const gate = plan.nprocGate ? (stdio[plan.nprocGate.fd] as Writable) : undefined;
+  // The jail waits on this pipe before its exec: not root, until its RLIMIT_NPROC is lowered; gated,
+  // until the caller releases it. One byte, written once both are done, opens it; bubblewrap would
+  // also go on at EOF, so the pipe is never closed empty while the jail waits (kill() ends it instead).
+  const gate = plan.gateFd === undefined ? undefined : (stdio[plan.gateFd] as Writable);
   gate?.on('error', () => undefined);
+  let nprocLowered = !plan.nprocGate;
+  let released = req.gated !== true;
+  let gateOpened = false;
+  const openGate = (): void => {
+    if (!gate || gateOpened || done || killedBy || !nprocLowered || !released) return;
+    gateOpened = true;
+    gate.write('1');
+  };
   let gateOpening = false;
   function openNprocGate(pid: number): void {
     if (!gate || !plan.nprocGate || gateOpening) return;
@@ -203,8 +210,10 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     const setter = spawn(tools.prlimit, ['--pid', String(pid), `--nproc=${n}:${n}`], { env: {}, cwd: '/', stdio: 'ignore' });
     setter.on('error', () => kill());
     setter.on('exit', (code) => {
-      if (code === 0 && !done && jailPid && !isGone(jailPid)) gate.write('1');
-      else kill();
+      if (code === 0 && !done && jailPid && !isGone(jailPid)) {
+        nprocLowered = true;
+        openGate();
+      } else kill();
     });
   }
   const status = stdio[plan.statusFd] as Readable;
@@ -315,5 +324,9 @@ export function startJail(req: JailRequest, tools: JailTools, arch: SeccompArch)
     stderr: child.stderr!,
     exited,
     kill: () => kill('kill'),
+    release: () => {
+      released = true;
+      openGate();
+    },
   };
 }

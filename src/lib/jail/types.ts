@@ -73,6 +73,13 @@ export interface JailRequest {
    * says `killedBy: 'deadline'`. The caller's own timer stays the second line.
    */
   deadlineMs?: number;
+  /**
+   * The jail is set up (namespaces, mounts, uid) and then waits, just before
+   * it execs the command, until the caller calls {@link JailedProcess.release}
+   * (or kills it). Lets the caller finish work the command must not start
+   * before (the store confirming the host uid) while bubblewrap builds the jail.
+   */
+  gated?: boolean;
 }
 
 /** What a positive-control jail leaves out (see {@link JailRequest.testOnlyWeaken}). */
@@ -119,6 +126,8 @@ export interface JailedProcess {
   readonly exited: Promise<JailExit>;
   /** SIGKILL the whole jail. Idempotent; safe after exit. */
   kill(): void;
+  /** A {@link JailRequest.gated} jail may exec its command (once its other gates, if any, are open). Idempotent; nothing after kill() or without `gated`. */
+  release(): void;
 }
 
 /** The OS sandbox found: bubblewrap (Linux), sandbox-exec (macOS; refused for orchestrate), or none. */

@@ -12,6 +12,8 @@
  * run's results area lives outside the jail-writable workspace and is bound
  * read-only; stderr is never returned on success and is redacted when shown.
  */
+import { chownSync } from 'node:fs';
+
 import type { Capability } from '../capabilities/capabilities.js';
 import type { LeaseRegistry } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
@@ -34,9 +36,9 @@ import { mintRunLease } from './phases/lease.js';
 import { JAIL_RUN_DIR } from './phases/constants.js';
 import { prepareRun } from './phases/prepare.js';
 import { recordRun } from './phases/record.js';
-import { openAgentJail, openRunDir, toolContext } from './phases/run-dir.js';
+import { installRunFiles, openAgentJail, openRunDir, toolContext } from './phases/run-dir.js';
 import { openRunSocket, startRunServices } from './phases/socket.js';
-import { spawnScript } from './phases/spawn.js';
+import { BeforeExecFailure, releaseWhenReady, spawnScript } from './phases/spawn.js';
 import { slicesResults, type Footprint } from './preflight.js';
 import { REPAIR_BUDGET_MS, repairGate } from './repair.js';
 import type { ScriptLanguage } from './transpile.js';
@@ -185,7 +187,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     const agentJail = await openAgentJail(options.agent, options.home, surface, options.store);
     parts.workspaceReal = agentJail.workspaceReal;
     mark('workspace');
-    parts.dir = await openRunDir(options.home, runId, surface, prepared.script);
+    parts.dir = await openRunDir(options.home, runId);
     mark('run-dir');
     // A replay's ResultRef handles point at the files the original run materialised: they come back first.
     if (options.replayResultsFrom) {
@@ -195,7 +197,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
     ctx = toolContext(runId, options.agent, agentJail, parts.dir, parts.runEnded.signal);
     // A durable run pins its bytes and gets its row before anything of the script runs.
     if (durableRuns(options.agent.config.autonomy) && !options.replayTools) durable = parts.durable = await openDurable(options, runId, ctx, { caps: prepared.agentCaps, surface });
-    const services = (parts.services = startRunServices(options.agent, options.home, ctx, agentJail.hostUid, parts.dir.resultsDir, { ...options, ...(durable ? { recordMcp: durable.run } : {}) }));
+    const services = (parts.services = startRunServices(options.agent, options.home, ctx, () => agentJail.hostUid, parts.dir.resultsDir, { ...options, ...(durable ? { recordMcp: durable.run } : {}) }));
     // Pre-flight saw describe( and the agent reaches MCP servers: their tool lists go into the SDK directory before the spawn
     // (a durable run records them; its replay answers them from that recording, starting no server).
     const mcpDigest = wantsMcpDigest(prepared.script.code, services.mcp.surface, prepared.agentCaps.includes('orch:mcp') && !surface.dropped.has('mcp'))
@@ -203,12 +205,16 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       : undefined;
     started = Date.now();
     try {
-      // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does.
-      if (slicesResults(prepared.script.code))
-        void services.getSlicer().then(
-          (x) => x.warm(),
-          () => undefined,
-        );
+      // Pre-flight saw .sql(/.jsonpath(: a hardened DuckDB child boots from run start, while the script's jail does
+      // (once the jail uid is confirmed, when it is confirmed after the spawn: the child runs as it).
+      const prewarm = slicesResults(prepared.script.code)
+        ? () =>
+            void services.getSlicer().then(
+              (x) => x.warm(),
+              () => undefined,
+            )
+        : undefined;
+      if (!agentJail.confirmUid) prewarm?.();
       // The socket's request frame limit, which the SDKs check before sending (a durable run's checkpoint takes up to 1 MiB).
       const frameLimit = options.replayTools ? DURABLE_FRAME_BYTES : durable?.maxFrameBytes;
       parts.socket = await openRunSocket({
@@ -230,7 +236,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       });
       mark('socket');
       if (options.stdoutFile) stdout.openTee(options.stdoutFile);
-      const child = spawnScript({
+      const spawnPhase = {
         prepared,
         language: options.language,
         limits,
@@ -242,8 +248,23 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         surface,
         readOnlyWorkspace: options.replayTools !== undefined,
         extraEnv: { ...(frameLimit ? { COMIS_FRAME_LIMIT: String(frameLimit) } : {}), ...(mcpDigest ? await mcpDigest : {}) },
-      });
+      };
+      let child = spawnScript({ ...spawnPhase, gated: true });
       mark('spawned');
+      const dir = parts.dir;
+      const socketPath = parts.socket.path;
+      child = await releaseWhenReady(child, {
+        install: () => installRunFiles(dir, options.home, surface, prepared.script),
+        agentJail,
+        onUidChange: (uid) => {
+          // As root the jail's gid is its uid (toolContext); the socket was handed to the predicted uid.
+          ctx.jail = { uid, gid: uid };
+          chownSync(socketPath, uid, uid);
+        },
+        respawn: () => spawnScript(spawnPhase),
+      });
+      if (agentJail.confirmUid) prewarm?.();
+      mark('released');
       // Logged after the spawn, so loading the logger overlaps the jail's own start.
       emit({ type: 'run:started', runId, leaseId: lease.lease.leaseId, sessionKey: options.sessionKey, agentId: options.agent.id, language: options.language });
       const exit = await collectRun(child, stdout, verdict, { timeoutMs, ...(options.secondLineTimerMs === undefined ? {} : { secondLineTimerMs: options.secondLineTimerMs }), ...(options.signal ? { signal: options.signal } : {}) });
@@ -263,6 +284,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       }
     } catch (err) {
       if (err instanceof ComisError) throw err;
+      if (err instanceof BeforeExecFailure) throw err.error;
       verdict.failureClass = 'spawn_fail';
       verdict.stderr += `\n${(err as Error).message}`;
     }

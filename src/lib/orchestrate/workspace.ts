@@ -246,6 +246,14 @@ export interface AgentJailPlan {
   hostUid: number;
   /** The screened `readOnlyAllowPaths` binds. */
   readOnlyMounts: JailMount[];
+  /**
+   * Only with {@link AgentJailOptions.deferRegistry}, as root, when `hostUid` is the uid the
+   * workspace already belongs to (its last run's): the registry's own answer, read in the store,
+   * for the caller to await before the jail may exec anything. When the registry says another uid,
+   * the workspace has been checked and handed to it, and that uid is returned (the caller must
+   * start its jail again with it).
+   */
+  confirmUid?: () => Promise<number>;
 }
 
 export interface AgentJailOptions {
@@ -256,6 +264,12 @@ export interface AgentJailOptions {
    * instead of opening and closing one of its own; the caller keeps and closes it.
    */
   store?: () => Promise<import('../store/store.js').Store>;
+  /**
+   * As root, when the workspace already belongs to a uid the policy accepts, take it as the jail uid
+   * without the store, and return {@link AgentJailPlan.confirmUid}: opening the store (loading SQLite)
+   * then overlaps bubblewrap's set-up of a gated jail instead of delaying its spawn.
+   */
+  deferRegistry?: boolean;
 }
 
 /**
@@ -273,35 +287,61 @@ export async function prepareAgentJail(agent: ResolvedAgent, comisHome: string, 
   const sandbox = agent.config.skills.execSandbox;
   const readOnlyMounts = readOnlyAllowMounts(sandbox.readOnlyAllowPaths, ctx);
   const root = process.geteuid?.() === 0;
-  let hostUid = process.getuid?.() ?? 65534;
-  if (root) {
-    // The name service's "nobody has this id" answers are cached while the files they stand on are unchanged (nss-cache.ts).
-    const nss = options.hostIdSources ? undefined : cachedNssLookup(join(comisHome, 'cache', 'jail-nss.json'));
-    const policy = jailUidPolicy(sandbox.jailUidRange ?? DEFAULT_JAIL_UID_RANGE, options.hostIdSources ?? (nss ? { ...DEFAULT_HOST_ID_SOURCES, nssHasId: nss.nssHasId } : DEFAULT_HOST_ID_SOURCES));
+  /** The workspace, checked to be comis's or `uid`'s (or its legacy uid's), made the jail's. */
+  const handOver = (uid: number): void => {
+    const owner = lstatSync(workspaceReal).uid;
+    // Before the registry, a workspace's uid was 200000 + FNV-1a(real path) mod 100000: a workspace
+    // still owned by exactly that uid is handed over (its files inside stay that uid's).
+    const legacyUid = 200_000 + (fnv1a(workspaceReal) % 100_000);
+    if (owner !== (process.geteuid?.() ?? -1) && owner !== uid && !(root && owner === legacyUid)) {
+      refuser(agent.id, agent.workspace)(`it is owned by uid ${owner}, neither comis nor this workspace's jail uid ${uid}${root ? ' (chown it to root to hand it over)' : ''}`);
+    }
+    if (!root) chmodSync(workspaceReal, 0o700);
+    prepareWritableDir(workspaceReal, uid);
+  };
+  if (!root) {
+    const hostUid = process.getuid?.() ?? 65534;
+    handOver(hostUid);
+    return { workspaceReal, hostUid, readOnlyMounts };
+  }
+  // The name service's "nobody has this id" answers are cached while the files they stand on are unchanged (nss-cache.ts).
+  const nss = options.hostIdSources ? undefined : cachedNssLookup(join(comisHome, 'cache', 'jail-nss.json'));
+  const policy = jailUidPolicy(sandbox.jailUidRange ?? DEFAULT_JAIL_UID_RANGE, options.hostIdSources ?? (nss ? { ...DEFAULT_HOST_ID_SOURCES, nssHasId: nss.nssHasId } : DEFAULT_HOST_ID_SOURCES));
+  const register = async (): Promise<number> => {
     const { registerJailUid } = await import('../store/jail-uids.js');
+    let uid: number;
     if (options.store) {
       // The run's own connection: opened here, swept and recorded on once the jail is spawned.
-      hostUid = registerJailUid((await options.store()).db, workspaceReal, policy);
+      uid = registerJailUid((await options.store()).db, workspaceReal, policy);
     } else {
       const { openStore } = await import('../store/store.js');
       // Only the registry: the start-up sweeps run on the connection the run is recorded on, once the jail is spawned.
       const store = openStore({ home: comisHome, sweep: false });
       try {
-        hostUid = registerJailUid(store.db, workspaceReal, policy);
+        uid = registerJailUid(store.db, workspaceReal, policy);
       } finally {
         store.close();
       }
     }
     nss?.save();
-  }
+    return uid;
+  };
+  // A workspace a run has used belongs to the uid the registry gave it then (handOver chowns it), which
+  // the registry gives it again unless that uid has become unacceptable (checked here too) or the row
+  // was changed by hand. That uid is the jail's until the registry, read while the jail is being set
+  // up, confirms it; the caller lets nothing exec before. A new workspace (still root's) waits for the store.
   const owner = lstatSync(workspaceReal).uid;
-  // Before the registry, a workspace's uid was 200000 + FNV-1a(real path) mod 100000: a workspace
-  // still owned by exactly that uid is handed over (its files inside stay that uid's).
-  const legacyUid = 200_000 + (fnv1a(workspaceReal) % 100_000);
-  if (owner !== (process.geteuid?.() ?? -1) && owner !== hostUid && !(root && owner === legacyUid)) {
-    refuser(agent.id, agent.workspace)(`it is owned by uid ${owner}, neither comis nor this workspace's jail uid ${hostUid}${root ? ' (chown it to root to hand it over)' : ''}`);
+  if (options.deferRegistry && owner !== 0 && policy.acceptable(owner)) {
+    const plan: AgentJailPlan = { workspaceReal, hostUid: owner, readOnlyMounts };
+    handOver(owner);
+    plan.confirmUid = async () => {
+      const uid = await register();
+      if (uid !== owner) handOver(uid);
+      return uid;
+    };
+    return plan;
   }
-  if (!root) chmodSync(workspaceReal, 0o700);
-  prepareWritableDir(workspaceReal, hostUid);
+  const hostUid = await register();
+  handOver(hostUid);
   return { workspaceReal, hostUid, readOnlyMounts };
 }

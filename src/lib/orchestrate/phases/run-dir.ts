@@ -45,19 +45,26 @@ export type AgentJail = Awaited<ReturnType<typeof prepareAgentJail>>;
 export async function openAgentJail(agent: ResolvedAgent, home: string, surface: AgentSurface, store?: () => Promise<import('../../store/store.js').Store>): Promise<AgentJail> {
   // As root, each workspace gets its own stable unprivileged uid (so agents never share a process count).
   // The workspace and readOnlyAllowPaths are screened, and (as root) the uid comes from the store's registry
-  // (on the caller's connection when it passes one).
-  const agentJail = await prepareAgentJail(agent, home, store ? { store } : {});
+  // (on the caller's connection when it passes one): for a workspace a run has used, confirmed while its
+  // gated jail is set up (agentJail.confirmUid, see releaseWhenReady).
+  const agentJail = await prepareAgentJail(agent, home, { ...(store ? { store } : {}), deferRegistry: true });
   // bwrap cannot create the results/ mount point inside a read-only workspace bind.
   if (surface.role === 'coordinator') mkdirSync(join(agentJail.workspaceReal, 'results'), { recursive: true, mode: 0o755 });
   return agentJail;
 }
 
-/** The run directory with the SDK and the script installed. */
-export async function openRunDir(home: string, runId: string, surface: AgentSurface, script: PreparedScript): Promise<RunDirectory> {
-  const dir = await prepareRunDir(home, runId, { root: process.getuid?.() === 0 });
+/** The run directory, empty: the jail binds its directories, and {@link installRunFiles} fills them before the script may run. */
+export async function openRunDir(home: string, runId: string): Promise<RunDirectory> {
+  return prepareRunDir(home, runId, { root: process.getuid?.() === 0 });
+}
+
+/**
+ * The SDK and the script, into the run directory's SDK directory, which the jail binds read-only:
+ * written while a gated jail is set up (the bind shows them), before it may exec the script.
+ */
+export async function installRunFiles(dir: RunDirectory, home: string, surface: AgentSurface, script: PreparedScript): Promise<void> {
   await installSdk(dir.sdkDir, dir.fileMode, home, surface.dropped.size > 0 ? surface.tools : undefined);
   writeFileSync(join(dir.sdkDir, script.fileName), script.code, { mode: dir.fileMode });
-  return dir;
 }
 
 /** The context every tool of the run works in; `runEnded` is aborted by cleanup. */

@@ -41,7 +41,8 @@ export function startRunServices(
   agent: ResolvedAgent,
   home: string,
   ctx: ToolContext & { results: ResultStore },
-  hostUid: number,
+  /** Read when the first DuckDB child starts: the jail uid may still change when the registry answers (releaseWhenReady). */
+  hostUid: () => number,
   resultsDir: string,
   options: {
     mcpNoPidNamespace?: boolean;
@@ -57,7 +58,7 @@ export function startRunServices(
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
   let slicer: Promise<SliceQueryRunner> | undefined;
-  const getSlicer = (): Promise<SliceQueryRunner> => (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid })));
+  const getSlicer = (): Promise<SliceQueryRunner> => (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid: hostUid() })));
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
   // A replay starts no MCP server: its surface answers from the recording (or refuses every call, without one).
   let mcp: RunMcp = options.replayTools

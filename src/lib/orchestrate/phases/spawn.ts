@@ -25,6 +25,8 @@ export interface SpawnPhase {
   readOnlyWorkspace?: boolean;
   /** More environment for the script (e.g. COMIS_MCP_TOOLS, the describe() digest of its MCP tools). */
   extraEnv?: Record<string, string>;
+  /** The jail waits before its exec until released (see releaseWhenReady). */
+  gated?: boolean;
 }
 
 export function spawnScript(p: SpawnPhase): JailedProcess {
@@ -69,5 +71,45 @@ export function spawnScript(p: SpawnPhase): JailedProcess {
     writableQuota: { hostPath: workspaceReal, maxBytes: p.limits.workspaceMb * 1024 * 1024, maxEntries: p.limits.workspaceInodes },
     stdin: 'ignore',
     deadlineMs: p.prepared.timeoutMs,
+    ...(p.gated ? { gated: true } : {}),
   });
+}
+
+/** What failed between the spawn and the exec (the run's files, the store): the run ends with this error as it did when that work came before the spawn. */
+export class BeforeExecFailure extends Error {
+  constructor(readonly error: unknown) {
+    super('the run failed before its jail could exec');
+  }
+}
+
+/**
+ * Every jail of a run is spawned gated: what the script needs only once it runs is done while
+ * bubblewrap builds the jail, off the critical path, and the jail may exec only then. `install`
+ * writes the run's files (SDK, script) into the directories the jail binds. As root, for a workspace
+ * a run has used, the jail was spawned as the uid the workspace belongs to, and the store's registry
+ * answers now (`agentJail.confirmUid`: loading SQLite overlaps the jail's set-up). The registry
+ * agrees (every run but the rare one after a hand-edited row): the jail may exec. It says another uid:
+ * the jail, which has run nothing, is killed, `onUidChange` moves what was handed to the old uid
+ * (socket, tool context), and the jail starts again as the new one. Anything failed: the jail is
+ * killed and the failure thrown as {@link BeforeExecFailure}.
+ */
+export async function releaseWhenReady(child: JailedProcess, p: { install: () => Promise<void>; agentJail: AgentJail; onUidChange: (uid: number) => void; respawn: () => JailedProcess }): Promise<JailedProcess> {
+  let uid: number | undefined;
+  try {
+    await p.install();
+    if (p.agentJail.confirmUid) uid = await p.agentJail.confirmUid();
+  } catch (err) {
+    child.kill();
+    await child.exited;
+    throw new BeforeExecFailure(err);
+  }
+  if (uid === undefined || uid === p.agentJail.hostUid) {
+    child.release();
+    return child;
+  }
+  child.kill();
+  await child.exited;
+  p.agentJail.hostUid = uid;
+  p.onUidChange(uid);
+  return p.respawn();
 }
