@@ -66,6 +66,29 @@ describe('runPlan pipelining', () => {
     expect(idx((e) => e.type === 'child:finished' && e.childId === 'a')).toBeLessThan(idx((e) => e.type === 'child:started' && e.childId === 'b'));
   }, 60_000);
 
+  it("a prepared child's progress counts from its spawn, not from its wait for the slot", async () => {
+    const { home, lead } = await setup();
+    const progress: { runId: string; elapsedMs: number }[] = [];
+    const started = new Map<string, string>();
+    const p = plan(`children:\n${timed('first', 1500)}${timed('second', 400)}`);
+    await runPlan({
+      plan: p,
+      lead,
+      home,
+      sessionKey: 's-g',
+      concurrency: 1,
+      progressIntervalMs: 100,
+      onEvent: (e) => {
+        if (e.type === 'child:started') started.set(e.runId, e.childId);
+        if (e.type === 'session:sub_agent_progress') progress.push({ runId: e.runId, elapsedMs: e.elapsedMs });
+      },
+    });
+    const second = progress.filter((x) => started.get(x.runId) === 'second');
+    expect(second.length).toBeGreaterThan(0); // positive control: it did report
+    // It waited ~1.5 s for the slot; its first report comes ~100 ms after its spawn.
+    expect(second[0]!.elapsedMs).toBeLessThan(1000);
+  }, 60_000);
+
   it("a child's bookkeeping that throws fails the plan, as before (not an unhandled rejection)", async () => {
     const { home, lead } = await setup();
     const p = plan(`children:\n${timed('a', 10)}${timed('b', 10)}`);

@@ -344,7 +344,8 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
           else if (e.type === 'run:started') {
             r.runId = e.runId;
             emit({ type: 'child:started', planRunId, childId: child.id, runId: e.runId, agentId: r.agentId, timestamp: Date.now() });
-            fork = startProgressFork({ runId: e.runId, agentId: r.agentId, startedAt: t0, intervalMs: progressIntervalMs, steps: () => steps, emit });
+            // Elapsed from the spawn: a child prepared ahead may have waited for its jail slot.
+            fork = startProgressFork({ runId: e.runId, agentId: r.agentId, startedAt: Date.now(), intervalMs: progressIntervalMs, steps: () => steps, emit });
           }
         },
       });
