@@ -5,9 +5,10 @@
 // Reports children/s, the coordinator's peak RSS, and the lead context size.
 // A second pass runs children that each print BENCH_BIG_KB of stdout (default
 // 4096 KiB) to show peak RSS does not grow with the children's output.
-// BENCH_RSS_COUNTS=10,40,160,320 instead runs only trivial children (BENCH_RSS_KIND=big: the
+// BENCH_RSS_COUNTS=10,40,160,320,640 instead runs only trivial children (BENCH_RSS_KIND=big: the
 // big ones) at concurrency 2 for each count: peak RSS against the number of children, with the
-// end-of-run split (JS heap, external Buffers, anonymous vs file-backed resident memory).
+// end-of-run split (JS heap, external Buffers, anonymous vs file-backed resident memory), then one
+// line with what each added child cost between successive counts (a plateau: falling towards 0).
 // Run after `npm run build:fast`:  node bench/coordinator.mjs
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,10 +121,21 @@ if (process.argv[2] === 'one') {
         .slice(7),
     );
     process.stdout.write(`${JSON.stringify(row)}\n`);
+    return row;
   };
   if (process.env.BENCH_RSS_COUNTS) {
-    // Peak RSS against the number of children (e.g. BENCH_RSS_COUNTS=10,40,160,320): flat or plateauing.
-    for (const count of process.env.BENCH_RSS_COUNTS.split(',').map(Number)) run(process.env.BENCH_RSS_KIND ?? 'trivial', count, 2);
+    // Peak RSS against the number of children (e.g. BENCH_RSS_COUNTS=10,40,160,320,640): flat or plateauing.
+    const rows = process.env.BENCH_RSS_COUNTS.split(',')
+      .map(Number)
+      .map((count) => run(process.env.BENCH_RSS_KIND ?? 'trivial', count, 2));
+    // Between successive counts: what each added child cost in peak RSS and in anonymous memory. A
+    // plateau reads as these falling towards 0 KB a child (memory kept per child would hold them up).
+    const steps = rows.slice(1).map((r, i) => {
+      const prev = rows[i];
+      const perChild = (key) => Math.round(((r[key] - prev[key]) * 1024) / (r.children - prev.children));
+      return `${prev.children}->${r.children}: peak ${prev.peakRssMb}->${r.peakRssMb} MB (${perChild('peakRssMb')} KB/child), anon ${prev.anonMb}->${r.anonMb} MB (${perChild('anonMb')} KB/child)`;
+    });
+    process.stdout.write(`RSS against children (concurrency 2): ${steps.join('; ')}\n`);
   } else {
     for (const c of levels) run('trivial', n, c);
     run('trivial', Math.max(1, Math.floor(n / 4)), 2);

@@ -4,12 +4,13 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
-import { DEFAULT_JAIL_UID_RANGE, HASHED_JAIL_UID_RANGE, checkJailUidRange, hashJailUid, isReservedId, jailUidPolicy, readReservedIds, type HostIdSources } from '../../src/lib/jail/uid-registry.js';
+import { DEFAULT_JAIL_UID_RANGE, HASHED_JAIL_UID_RANGE, checkJailUidRange, hashJailUid, isReservedId, jailUidPolicy, readReservedIds, UID_SCAN_REUSE_MS, type HostIdSources } from '../../src/lib/jail/uid-registry.js';
 import { lookupJailUid, registerJailUid, USED_AT_GRANULARITY_MS } from '../../src/lib/store/jail-uids.js';
 import { openStore } from '../../src/lib/store/store.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -20,6 +21,14 @@ function idFiles(files: Partial<Record<'subuid' | 'subgid' | 'passwd' | 'group',
   const out = { subuid: join(dir, 'subuid'), subgid: join(dir, 'subgid'), passwd: join(dir, 'passwd'), group: join(dir, 'group'), nssHasId: nss ?? (() => false) };
   for (const k of ['subuid', 'subgid', 'passwd', 'group'] as const) writeFileSync(out[k], files[k] ?? '');
   return out;
+}
+
+async function runsAs(pid: number, uid: number): Promise<boolean> {
+  try {
+    return (await readFile(`/proc/${pid}/status`, 'utf8')).includes(`\nUid:\t${uid}\t`);
+  } catch {
+    return false;
+  }
 }
 
 describe('reserved ids', () => {
@@ -89,6 +98,22 @@ describe('jail uid policy', () => {
     for (let i = 0; i < 20; i++) expect(policy.pick([])).toBe(70_002);
     const mine = process.getuid!();
     expect(jailUidPolicy({ min: 65_536, max: 2 ** 31 - 2 }, idFiles({})).acceptable(mine) || mine < 65_536).toBe(true); // the files, not the scan, decide acceptable()
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('as root: skips a uid a real process runs as, seen by a /proc scan at most UID_SCAN_REUSE_MS old', async () => {
+    const uid = 0x7bff_f000 + (process.pid % 0x800); // in the default range, unlikely to be anyone's
+    const range = { min: uid, max: uid + 1 };
+    // Positive control: nothing runs as it, so it is picked (this also takes the scan the next pick may reuse).
+    expect(jailUidPolicy(range, idFiles({})).pick([], uid)).toBe(uid);
+    const proc = spawn('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', 'sleep', '30'], { stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 100 && !(await runsAs(proc.pid!, uid)); i++) await new Promise((r) => setTimeout(r, 20));
+      // A scan taken before the process started may still answer; one taken after the window must see it.
+      await new Promise((r) => setTimeout(r, UID_SCAN_REUSE_MS + 50));
+      expect(jailUidPolicy(range, idFiles({})).pick([], uid)).toBe(uid + 1);
+    } finally {
+      proc.kill('SIGKILL');
+    }
   });
 
   it('a range covered by one grant has no usable uid', () => {

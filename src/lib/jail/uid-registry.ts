@@ -15,7 +15,7 @@ import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 import { ComisError } from '../errors.js';
-import { countTasksOfUid } from './host.js';
+import { listPids, readUidAndThreads } from './host.js';
 
 /** An inclusive range of ids. */
 export interface IdRange {
@@ -184,8 +184,31 @@ export interface JailUidPolicyOptions {
   uidInUse?: (uid: number) => boolean;
 }
 
+/**
+ * How long one scan of /proc answers "does any process run as this uid?". A coordinator allocates
+ * a uid for each new child workspace, and a scan reads every process's status (~130 here, ~1 ms
+ * of CPU a child); the answer was already only as fresh as the scan (another home's jail may take
+ * the uid right after it), and this home's own uids are excluded through the registry, not the scan.
+ */
+export const UID_SCAN_REUSE_MS = 1_000;
+
+let lastScan: { at: number; uids: Set<number> } | undefined;
+
+/** The real uids of all processes now (one /proc scan), reused for {@link UID_SCAN_REUSE_MS}. */
+function uidsRunningNow(): Set<number> {
+  const now = Date.now();
+  if (lastScan && now >= lastScan.at && now - lastScan.at < UID_SCAN_REUSE_MS) return lastScan.uids;
+  const uids = new Set<number>();
+  for (const pid of listPids()) {
+    const info = readUidAndThreads(pid);
+    if (info) uids.add(info.uid);
+  }
+  lastScan = { at: now, uids };
+  return uids;
+}
+
 function uidRunsNow(uid: number): boolean {
-  return countTasksOfUid(uid) > 0;
+  return uidsRunningNow().has(uid);
 }
 
 /**

@@ -32,7 +32,7 @@ import { DURABLE_FRAME_BYTES, endDurable, openDurable } from './phases/durable.j
 import { classifyRun } from './phases/classify.js';
 import { cleanupRun, type RunParts } from './phases/cleanup.js';
 import { collectRun, StdoutCollector, type RunVerdict } from './phases/collect.js';
-import { mintRunLease } from './phases/lease.js';
+import { mintRunLease, renewRunLease } from './phases/lease.js';
 import { JAIL_RUN_DIR } from './phases/constants.js';
 import { prepareRun } from './phases/prepare.js';
 import { recordRun } from './phases/record.js';
@@ -44,6 +44,9 @@ import { REPAIR_BUDGET_MS, repairGate } from './repair.js';
 import type { ScriptLanguage } from './transpile.js';
 
 export { classifyExit } from './phases/classify.js';
+
+/** A wait for a jail slot this long gets the run fresh leases (minting costs ~0.1 ms; a shorter wait eats little of the lease's slack). */
+export const SLOT_WAIT_RENEWS_LEASE_MS = 1_000;
 export { RunRefusedError } from './phases/prepare.js';
 
 export type OrchestrateEvent =
@@ -121,6 +124,13 @@ export interface OrchestrateOptions {
    * registry (as root) uses it instead of a connection of its own. The caller closes it.
    */
   store?: () => Promise<import('../store/store.js').Store>;
+  /**
+   * Coordinator children: a jail slot, awaited right before the spawn; the function it resolves
+   * to releases the slot once the jail has exited. The run's host side (workspace, run dir,
+   * socket) is prepared while other children's jails run, and the lease is minted afresh after
+   * the wait, so it counts from the spawn as an unwaited run's does.
+   */
+  jailSlot?: () => Promise<() => void>;
 }
 
 export interface OrchestrateResult {
@@ -172,7 +182,8 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   // A run that may be repaired keeps its lease through the model round and one re-run (coordinator
   // children, which tee their stdout to a file, are not repaired).
   const repairable = options.stdoutFile === undefined && repairGate(resolveModel(options.agent.config.model), options.noRepair === true) === 'on';
-  const lease = mintRunLease(options.agent.id, prepared.agentCaps, timeoutMs, options.leaseRegistry, repairable ? REPAIR_BUDGET_MS + timeoutMs : 0);
+  const leaseExtraMs = repairable ? REPAIR_BUDGET_MS + timeoutMs : 0;
+  const lease = mintRunLease(options.agent.id, prepared.agentCaps, timeoutMs, options.leaseRegistry, leaseExtraMs);
   const { runId } = lease;
   // Aborted by cleanup: tool work still running for this run stops with it.
   const parts: RunParts = { lease, runEnded: new AbortController(), stdout: new StdoutCollector(limits.stdoutCapBytes) };
@@ -183,6 +194,12 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
   let started: number;
   let ctx: ReturnType<typeof toolContext>;
   let durable: Awaited<ReturnType<typeof openDurable>> | undefined;
+  let releaseSlot: (() => void) | undefined;
+  const freeSlot = (): void => {
+    const release = releaseSlot;
+    releaseSlot = undefined;
+    release?.();
+  };
   try {
     const agentJail = await openAgentJail(options.agent, options.home, surface, options.store);
     parts.workspaceReal = agentJail.workspaceReal;
@@ -235,6 +252,12 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         },
       });
       mark('socket');
+      if (options.jailSlot) {
+        const waitFrom = Date.now();
+        releaseSlot = await options.jailSlot();
+        started = Date.now();
+        if (started - waitFrom >= SLOT_WAIT_RENEWS_LEASE_MS) renewRunLease(lease, options.agent.id, prepared.agentCaps, timeoutMs, leaseExtraMs);
+      }
       if (options.stdoutFile) stdout.openTee(options.stdoutFile);
       const spawnPhase = {
         prepared,
@@ -282,6 +305,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
         }
         mark('repair');
       }
+      freeSlot(); // the jail (and a repair's re-run) has exited: the next child may spawn
     } catch (err) {
       if (err instanceof ComisError) throw err;
       if (err instanceof BeforeExecFailure) throw err.error;
@@ -289,6 +313,7 @@ export async function runOrchestrate(options: OrchestrateOptions): Promise<Orche
       verdict.stderr += `\n${(err as Error).message}`;
     }
   } finally {
+    freeSlot();
     await cleanupRun(parts, options.keepResultsDir ?? durable?.run.resultsDir);
     // A durable run's row is settled whatever ended it: resumable after a timeout, completed otherwise.
     if (durable) await endDurable(options.home, durable.run, verdict.failureClass === 'timeout').catch(() => undefined); // left running: the next sweep says interrupted

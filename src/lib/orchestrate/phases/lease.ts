@@ -19,10 +19,20 @@ export interface RunLease {
  * one-shot repair (./repair.ts) asks for its model budget plus one more timeout
  * when the agent's runs can be repaired, so the re-run is still authenticated.
  */
-export function mintRunLease(agentId: string, agentCaps: readonly Capability[], timeoutMs: number, shared?: LeaseRegistry, extraMs = 0): RunLease {
-  const runId = newId('r');
+export function mintRunLease(agentId: string, agentCaps: readonly Capability[], timeoutMs: number, shared?: LeaseRegistry, extraMs = 0, runId = newId('r')): RunLease {
   const registry = shared ?? new LeaseRegistry();
   const assembly = registry.mintAssembly(agentId, agentCaps, timeoutMs + 120_000 + extraMs);
   const { lease, bearer } = registry.mintRun(assembly.lease, { runId, socketId: runId, ttlMs: timeoutMs + 30_000 + extraMs });
   return { runId, registry, assembly, lease, bearer };
+}
+
+/**
+ * Replaces a run's leases, in place, with fresh ones for the same run (and socket): the old
+ * bearer is revoked. For a run that waited for its jail slot after its lease was minted (a
+ * coordinator child prepared while other children ran), so its lease expires as long after
+ * the spawn as an unwaited run's does.
+ */
+export function renewRunLease(lease: RunLease, agentId: string, agentCaps: readonly Capability[], timeoutMs: number, extraMs = 0): void {
+  lease.registry.revoke(lease.assembly.lease.leaseId);
+  Object.assign(lease, mintRunLease(agentId, agentCaps, timeoutMs, lease.registry, extraMs, lease.runId));
 }
