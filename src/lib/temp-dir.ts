@@ -57,11 +57,7 @@ export async function sweepDeadTempDirs(parent: string): Promise<number> {
   }
   const euid = process.geteuid?.();
   let removed = 0;
-  for (const name of names) {
-    const m = NAME.exec(name);
-    if (!m) continue;
-    const st = readProcStat(Number(m[1]));
-    if (st && st.startTime === m[2] && st.state !== 'Z' && st.state !== 'X') continue;
+  for (const name of names.filter(ownerIsGone)) {
     const path = join(parent, name);
     try {
       // Opened without following, then checked: a link or another user's entry is left alone.
@@ -80,4 +76,12 @@ export async function sweepDeadTempDirs(parent: string): Promise<number> {
     }
   }
   return removed;
+}
+
+/** A temp dir name of ours whose process is gone: no such pid, a zombie, or the pid reused by a process with another start time. */
+function ownerIsGone(name: string): boolean {
+  const m = NAME.exec(name);
+  if (!m) return false;
+  const st = readProcStat(Number(m[1]));
+  return !st || st.startTime !== m[2] || st.state === 'Z' || st.state === 'X';
 }
