@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,6 +12,17 @@ const made: string[] = [];
 export function tempDir(prefix = 'comis-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
+  return dir;
+}
+
+/**
+ * A TMPDIR for one comis process (mode 0711, like /tmp's search bit, so the
+ * jail uid still reaches its stage there), removed after the current test
+ * with whatever a comis killed by the test left in it.
+ */
+export function privateTmpDir(): string {
+  const dir = tempDir('comis-tmpdir-');
+  chmodSync(dir, 0o711);
   return dir;
 }
 

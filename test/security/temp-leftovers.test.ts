@@ -17,17 +17,10 @@ import { isRoot, readProcStat } from '../../src/lib/jail/host.js';
 import { sweepDeadTempDirs } from '../../src/lib/temp-dir.js';
 import { comisBin, repoRoot, runComis } from '../helpers/cli.js';
 import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
-import { tempDir } from '../helpers/temp.js';
+import { privateTmpDir, tempDir } from '../helpers/temp.js';
 
 const root = isRoot();
 const OURS = /^comis-(probe|duckdb|jail-fds|stage)-/;
-
-/** A private TMPDIR for one comis: 0711 like /tmp's search bit, so the jail uid can pass through it to the stage. */
-function privateTmp(): string {
-  const dir = tempDir('comis-tmpdir-');
-  chmodSync(dir, 0o711);
-  return dir;
-}
 
 function startComis(args: string[], home: string, tmp: string): { child: ChildProcess; done: Promise<void> } {
   const child = spawn(process.execPath, [comisBin, ...args], {
@@ -64,7 +57,7 @@ function processesWith(word: string): number[] {
 
 describe('a comis killed mid-run leaves nothing in TMPDIR for good', () => {
   it('SIGKILL as soon as the jail probe made its scratch dir: the dir is left (control), the next comis removes it', { timeout: 240_000 }, async () => {
-    const tmp = privateTmp();
+    const tmp = privateTmpDir();
     let controlHeld = false;
     // The kill lands on the dir's creation event; a probe that finished first does not count.
     for (let attempt = 0; attempt < 10 && !controlHeld; attempt++) {
@@ -92,7 +85,7 @@ describe('a comis killed mid-run leaves nothing in TMPDIR for good', () => {
   });
 
   it('SIGKILL at random points of `comis jail probe`: after the next one, nothing is left', { timeout: 300_000 }, async () => {
-    const tmp = privateTmp();
+    const tmp = privateTmpDir();
     let killedWithLeftovers = 0;
     for (let i = 0; i < 8; i++) {
       const run = startComis(['jail', 'probe', '--json'], tempDir('comis-home-'), tmp);
@@ -112,7 +105,7 @@ describe('a comis killed mid-run leaves nothing in TMPDIR for good', () => {
   });
 
   it('the jail data files never have a name in TMPDIR (the watch does see the probe dir: control)', { timeout: 120_000 }, async () => {
-    const tmp = privateTmp();
+    const tmp = privateTmpDir();
     const created = new Set<string>();
     const watcher = watch(tmp, (_event, name) => {
       if (name) created.add(name.replace(/-\d+-\d+-\w{6}$|-\d+-\w{6}$/, '-…'));
@@ -130,7 +123,7 @@ describe('a comis killed mid-run leaves nothing in TMPDIR for good', () => {
 describe.skipIf(skipWithoutDuckDb)('a comis killed during a .sql()', () => {
   requireDuckDbInCi();
   it('leaves its DuckDB dir (control) and the next run with a .sql() removes it', { timeout: 240_000 }, async () => {
-    const tmp = privateTmp();
+    const tmp = privateTmpDir();
     const home = tempDir('comis-home-');
     const ws = join(home, 'workspaces', 'default');
     mkdirSync(ws, { recursive: true });
@@ -169,7 +162,7 @@ console.log(JSON.stringify(await ref.sql(${JSON.stringify(query)}.replace('REF',
 
 describe('the sweep', () => {
   it('removes our dirs of dead processes without following links; keeps live processes, other users and links', async () => {
-    const tmp = privateTmp();
+    const tmp = privateTmpDir();
     const outside = tempDir('comis-outside-');
     writeFileSync(join(outside, 'keep.txt'), 'keep');
     const self = readProcStat(process.pid)!;
