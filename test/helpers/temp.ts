@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,6 +12,9 @@ const made: string[] = [];
 export function tempDir(prefix = 'comis-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
+  // Listed for the next suite, which removes it should this one be killed first (test/setup/isolated-home.ts).
+  const run = process.env.COMIS_TEST_RUN_DIR;
+  if (run) appendFileSync(join(run, `made-${process.pid}`), `${dir}\n`, { mode: 0o600 });
   return dir;
 }
 
