@@ -304,7 +304,7 @@ describe('lookup, resolve and open', () => {
     expect(codeOf(() => openConfinedFile(held, ['link'], stranger))).toBe('not_found');
     expect(codeOf(() => openConfinedFile(held, ['dirlink', 'secret'], stranger))).toBe('not_found');
     // A directory renamed over the root's path is not followed: the held fd is the directory first opened.
-    renameSync(root, `${root}-moved`);
+    renameSync(root, join(tempDir('comis-confine-moved-'), 'root')); // inside a temp dir, so the test removes it
     mkdirSync(root, { mode: 0o755 });
     writeFileSync(join(root, 'top.txt'), 'swapped');
     expect(readTop()).toBe('top');

@@ -20,7 +20,7 @@ import { resolveDuckDb } from '../../src/lib/resultref/duckdb/run-slice-query.js
 import { defaultQuerySpawner } from '../../src/lib/resultref/duckdb/spawn-query-process.js';
 import { comisBin, repoRoot } from '../helpers/cli.js';
 import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
-import { tempDir } from '../helpers/temp.js';
+import { privateTmpDir, tempDir } from '../helpers/temp.js';
 import { until } from '../jail/helpers.js';
 
 requireDuckDbInCi();
@@ -132,9 +132,11 @@ describe.skipIf(skipWithoutDuckDb)('DuckDB children die with their run', () => {
     const { home } = seedHome();
     const script = join(tempDir('comis-duck-script-'), 'endless.mjs');
     writeFileSync(script, `${PRELUDE}await ref.sql(${JSON.stringify(ENDLESS)});\n`);
+    // What the killed comis cannot remove (its DuckDB and stage dirs) goes with this dir after the test.
+    const tmp = privateTmpDir();
     const comis = spawn(process.execPath, [comisBin, 'orchestrate', script, '--timeout-ms', '120000'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home, TMPDIR: tmp },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     comis.stdout.resume();

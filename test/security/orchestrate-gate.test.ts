@@ -3,7 +3,7 @@
  * real jail through `bin/comis.js`. Each case is an untrusted script and the
  * outcome we promise.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 import { SUCCESS_LINE, parseJson } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
+import { tempDir } from '../helpers/temp.js';
 
 const RAW_CALL = `
 import net from 'node:net';
@@ -70,8 +71,7 @@ describe('capability gate under attack', () => {
 
   it('a symlink planted in the workspace does not let read or grep escape', () => {
     const h = makeHome();
-    const outside = join(h.home, '..', `outside-${Date.now()}`);
-    mkdirSync(outside, { recursive: true });
+    const outside = tempDir('comis-outside-'); // beside the home, outside the workspace; removed after the test
     writeFileSync(join(outside, 'host-secret.txt'), 'HOST-SECRET-VALUE\n');
     const res = h.run([
       'orchestrate',

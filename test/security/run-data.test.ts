@@ -16,7 +16,7 @@ import { readProcStat } from '../../src/lib/jail/host.js';
 import { removeTree } from '../../src/lib/orchestrate/run-dir.js';
 import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
 import { makeHome, type Home } from '../helpers/orchestrate.js';
-import { tempDir } from '../helpers/temp.js';
+import { removeTempDir, tempDir } from '../helpers/temp.js';
 
 const root = process.getuid?.() === 0;
 const OTHER_UID = 1000; // `cloudsdk`: another local user
@@ -226,7 +226,7 @@ while time.time() < end:
             pass
 `;
 
-  function setup(): { victim: string; canary: string; count: () => number; race: () => Promise<() => Promise<void>> } {
+  function setup(): { base: string; victim: string; canary: string; count: () => number; race: () => Promise<() => Promise<void>> } {
     const base = tempDir('comis-swap-');
     chmodSync(base, 0o711);
     const canary = join(base, 'canary'); // ours (root's as root), outside every tree the cleanup owns
@@ -248,7 +248,7 @@ while time.time() < end:
         await gone;
       };
     };
-    return { victim, canary, count: () => readdirSync(canary).length, race };
+    return { base, victim, canary, count: () => readdirSync(canary).length, race };
   }
 
   it('removeTree never deletes through a directory swapped for a link; a naive rmSync does', { timeout: 180_000 }, async () => {
@@ -266,6 +266,7 @@ while time.time() < end:
       }
       await stop();
       controlWon = s.count() < FILES;
+      await removeTempDir(s.base); // at once, not after the test: up to 38 trees of 3,000 files, and a killed run would keep them all
     }
     expect(controlWon, 'the swap race never reached the canary through rmSync').toBe(true);
 
@@ -283,6 +284,7 @@ while time.time() < end:
       await removeTree(s.victim);
       expect(existsSync(s.victim)).toBe(false);
       expect(s.count()).toBe(FILES);
+      await removeTempDir(s.base);
     }
   });
 });

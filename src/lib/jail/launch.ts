@@ -4,12 +4,13 @@
  * the async {@link spawnJail} and the synchronous smoke test, so both start
  * the very same jail.
  */
-import { chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { ComisError } from '../errors.js';
+import { makeOwnedTempDir } from '../temp-dir.js';
 import { MIN_JAIL_HOST_UID, countTasksOfUid, deriveJailUid, inheritableFds, isRoot, readProcStat } from './host.js';
 import { buildJailPlan, checkRequest, reachableBy, readHardLimits, resolveMounts, tmpfsMountMode, type JailPlan, type JailTools } from './plan.js';
 import type { SeccompArch } from './seccomp.js';
@@ -170,17 +171,35 @@ export function prepareLaunch(req: JailRequest, tools: JailTools, arch: SeccompA
   }
 }
 
+/** O_TMPFILE where node runs (x64, arm64: `__O_TMPFILE | O_DIRECTORY`); node does not export it. */
+const O_TMPFILE = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') ? 0o20000000 | constants.O_DIRECTORY : undefined;
+
 /**
  * For the synchronous path only (spawnSync cannot feed pipes): the plan's
- * data as read-only fds of files that are unlinked at once. Never used for a
- * request that carries secrets; {@link spawnJail} uses pipes.
+ * data as read-only fds of files that never have a name (O_TMPFILE), so a
+ * comis killed at any point leaves nothing behind. Where the filesystem
+ * cannot, files in a temp dir unlinked at once, which the next comis sweeps
+ * if this one dies first (see makeOwnedTempDir). Never used for a request
+ * that carries secrets; {@link spawnJail} uses pipes.
  */
 export function dataFdsFromFiles(data: readonly Buffer[]): { fds: number[]; close(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'comis-jail-fds-'));
   const fds: number[] = [];
   const close = (): void => {
     for (const fd of fds.splice(0)) closeSync(fd);
   };
+  try {
+    for (const buf of data) {
+      const fd = unnamedReadOnlyFile(buf);
+      if (fd === undefined) break;
+      fds.push(fd);
+    }
+  } catch (err) {
+    close();
+    throw err;
+  }
+  if (fds.length === data.length) return { fds, close };
+  close();
+  const dir = makeOwnedTempDir('comis-jail-fds-');
   try {
     data.forEach((buf, i) => {
       const file = join(dir, String(i));
@@ -195,6 +214,26 @@ export function dataFdsFromFiles(data: readonly Buffer[]): { fds: number[]; clos
     rmSync(dir, { recursive: true, force: true });
   }
   return { fds, close };
+}
+
+/** A read-only fd of a nameless file holding `buf`, or undefined where O_TMPFILE is refused. */
+function unnamedReadOnlyFile(buf: Buffer): number | undefined {
+  if (O_TMPFILE === undefined) return undefined;
+  let rw: number;
+  try {
+    rw = openSync(tmpdir(), O_TMPFILE | constants.O_RDWR, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EOPNOTSUPP' || code === 'EISDIR' || code === 'EINVAL' || code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    for (let off = 0; off < buf.length;) off += writeSync(rw, buf, off);
+    // A second open of it, read-only, at offset 0: what the jail's reader gets.
+    return openSync(`/proc/self/fd/${rw}`, 'r');
+  } finally {
+    closeSync(rw);
+  }
 }
 
 /** Content (latin1) → fd of an unlinked, read-only file holding it: see {@link openConstantData}. */

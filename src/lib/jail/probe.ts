@@ -9,12 +9,12 @@
  * working report while nothing it rests on changed (PATH included, so
  * `PATH=… comis jail probe` answers for that PATH), and otherwise looks afresh.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { isComisError } from '../errors.js';
+import { makeOwnedTempDir } from '../temp-dir.js';
 import { deriveJailUid, isRoot } from './host.js';
 import { resolveInterpreter, resolveJq } from './interpreters.js';
 import { prepareWritableDir } from './mounts.js';
@@ -100,7 +100,7 @@ const VERSION_ARGS: Record<RuntimePart['name'], string[]> = {
 
 /** Runs `interp --version`-like in the real jail; resolves with what it printed or why it failed. */
 async function runInJail(name: RuntimePart['name'], interp: ResolvedInterpreter, jail: WorkingJail): Promise<{ ok: boolean; output: string }> {
-  const scratch = mkdtempSync(join(tmpdir(), 'comis-probe-'));
+  const scratch = makeOwnedTempDir('comis-probe-'); // swept by the next comis if this one is killed before the finally
   const ws = join(scratch, 'ws');
   mkdirSync(ws);
   try {

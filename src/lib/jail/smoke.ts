@@ -5,10 +5,10 @@
  * that reports what it sees; each report line becomes a named check.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { makeOwnedTempDir } from '../temp-dir.js';
 import { DEFAULT_JAIL_LIMITS } from './defaults.js';
 import { isRoot } from './host.js';
 import { dataFdsFromFiles, prepareLaunch, withInheritedFdsCovered } from './launch.js';
@@ -80,13 +80,17 @@ export function parseSmokeOutput(out: string, expectTmpInodes?: number): SmokeCh
 
 /** Runs the smoke program in the real jail, synchronously. */
 export function smokeTest(tools: JailTools, arch: SeccompArch): { checks?: SmokeCheck[]; stderr: string; code: number | null } {
-  const scratch = mkdtempSync(join(tmpdir(), 'comis-probe-'));
+  const root = isRoot();
+  // Ours, named for the next comis to sweep should this one die now; the jail's
+  // workspace inside it, which root hands to the jail uid (the 0711 lets it through).
+  const scratch = makeOwnedTempDir('comis-probe-', root ? 0o711 : 0o700);
+  const ws = join(scratch, 'ws');
   try {
-    const root = isRoot();
+    mkdirSync(ws, { mode: 0o700 });
     const launch = prepareLaunch(
       {
         command: ['/bin/sh', '-c', SMOKE_SCRIPT],
-        mounts: [{ kind: 'rw', source: scratch, target: SMOKE_WORKSPACE }],
+        mounts: [{ kind: 'rw', source: ws, target: SMOKE_WORKSPACE }],
         cwd: SMOKE_WORKSPACE,
         env: { PATH: '/usr/bin:/bin' },
         limits: DEFAULT_JAIL_LIMITS,
@@ -96,7 +100,7 @@ export function smokeTest(tools: JailTools, arch: SeccompArch): { checks?: Smoke
       tools,
       arch,
     );
-    if (root) prepareWritableDir(scratch, launch.hostUid);
+    if (root) prepareWritableDir(ws, launch.hostUid);
     const data = dataFdsFromFiles(launch.plan.dataFds);
     // spawnSync cannot answer bubblewrap's nproc gate after the start: the
     // gate is opened at once, so comis's own fixed smoke program runs without

@@ -22,12 +22,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
 import type { JailedProcess, JailRequest, ResolvedInterpreter } from '../../jail/types.js';
+import { makeOwnedTempDir } from '../../temp-dir.js';
 
 /** Paths as the child process sees them. */
 export interface QueryProcessView {
@@ -148,8 +148,7 @@ function wrapChild(child: ChildProcess, dir: string, cleanup: () => void, marker
  * to test the engine alone.
  */
 export const spawnQueryProcessPlain: SpawnQueryProcess = (spec) => {
-  const dir = mkdtempSync(join(tmpdir(), 'comis-duckdb-'));
-  chmodSync(dir, 0o700);
+  const dir = makeOwnedTempDir('comis-duckdb-'); // 0700; swept by the next comis if this one is killed
   const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
   try {
     const program = join(dir, 'query-child.mjs');
@@ -222,12 +221,17 @@ export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuer
   return (spec) => {
     const node = jail.resolveInterpreter('node');
     const hostUid = options.hostUid ?? jail.deriveJailUid(spec.resultsDir);
-    const dir = mkdtempSync(join(tmpdir(), 'comis-duckdb-'));
-    const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
+    const root = process.geteuid?.() === 0;
+    // Ours, named for the next comis to sweep should this one be killed mid-query; the
+    // child's directory inside it is the jail uid's (the 0711 lets only it through).
+    const outer = makeOwnedTempDir('comis-duckdb-', root ? 0o711 : 0o700);
+    const dir = join(outer, 'child');
+    const cleanup = (): void => rmSync(outer, { recursive: true, force: true });
     try {
       // Only the jail's uid may enter (it sees the directory read-only); we write as root.
+      mkdirSync(dir, { mode: 0o700 });
       chmodSync(dir, 0o700);
-      if (process.geteuid?.() === 0) chownSync(dir, hostUid, hostUid);
+      if (root) chownSync(dir, hostUid, hostUid);
       writeFileSync(join(dir, 'query-child.mjs'), spec.childSource, { mode: 0o644 });
       const view: QueryProcessView = {
         cwd: QUERY_JAIL_PATHS.workspace,
