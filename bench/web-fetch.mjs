@@ -193,7 +193,8 @@ async function processing(path) {
     kind === 'csv' && cleanCheck
       ? () => chunks.forEach((c) => cleanCheck(c))
       : extractChunks
-        ? () => extractChunks(chunks, body.length, kind, type, url(path), 50_000, false)
+        ? // 15,000: the ResultRef threshold (a JSON document over it takes the fast path where the tree has one).
+          () => extractChunks(chunks, body.length, kind, type, url(path), 50_000, false, 15_000)
         : () => extractBody(Buffer.concat(chunks), kind, type, url(path), 50_000, false);
   const t = [];
   for (let i = 0; i < Math.min(calls, 10) + 1; i++) {
