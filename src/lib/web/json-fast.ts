@@ -197,25 +197,15 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
     }
     if (state === KEY) {
       if (c !== QUOTE) return -1;
+      const j = stringEnd(b, i + 1, end);
+      if (j < 0) return -1;
       // The key's bytes: hashed (FNV-1a) for the duplicate check, and looked at for digits only and __proto__.
       let h = 0x811c9dc5;
       let digits = true;
-      let j = i + 1;
-      for (;;) {
-        if (j >= end) return -1;
-        const k = b[j]!;
-        if (k <= QUOTE) {
-          if (k === QUOTE) break;
-          if (k < 0x20) return -1;
-        }
-        if (k === BACKSLASH) {
-          if (j + 1 >= end || !keptEscape(b[j + 1]!)) return -1;
-          h = Math.imul(h ^ k, 0x01000193);
-          j++;
-          digits = false;
-        } else if (k < 0x30 || k > 0x39) digits = false;
-        h = Math.imul(h ^ b[j]!, 0x01000193);
-        j++;
+      for (let k = i + 1; k < j; k++) {
+        const x = b[k]!;
+        h = Math.imul(h ^ x, 0x01000193);
+        if (x < 0x30 || x > 0x39) digits = false;
       }
       const len = j - i - 1;
       if ((digits && len > 0) || (len === 9 && PROTO.equals(b.subarray(i + 1, j)))) return -1;
@@ -238,20 +228,8 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
     }
     // A value.
     if (c === QUOTE) {
-      let j = i + 1;
-      for (;;) {
-        if (j >= end) return -1;
-        const k = b[j]!;
-        // The body is clean ASCII (no byte over 0x7e): one compare passes most bytes.
-        if (k <= QUOTE) {
-          if (k === QUOTE) break;
-          if (k < 0x20) return -1;
-        } else if (k === BACKSLASH) {
-          if (j + 1 >= end || !keptEscape(b[j + 1]!)) return -1;
-          j++;
-        }
-        j++;
-      }
+      const j = stringEnd(b, i + 1, end);
+      if (j < 0) return -1;
       out?.span(b, i, j + 1);
       i = j + 1;
       state = AFTER;
@@ -277,6 +255,27 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
       i += word.length;
       state = AFTER;
     }
+  }
+}
+
+/**
+ * Where the string whose first byte after its quote is `j` ends (its closing
+ * quote), or -1 when it holds a control byte or an escape not kept, or does
+ * not end before `end`.
+ */
+function stringEnd(b: Buffer, j: number, end: number): number {
+  for (;;) {
+    if (j >= end) return -1;
+    const k = b[j]!;
+    // The body is clean ASCII (no byte over 0x7e): one compare passes most bytes.
+    if (k <= QUOTE) {
+      if (k === QUOTE) return j;
+      if (k < 0x20) return -1;
+    } else if (k === BACKSLASH) {
+      if (j + 1 >= end || !keptEscape(b[j + 1]!)) return -1;
+      j++;
+    }
+    j++;
   }
 }
 
