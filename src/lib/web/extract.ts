@@ -263,7 +263,6 @@ function textFastPath(head: Buffer, total: number, maxChars: number, envelope: (
   if (total <= maxChars) return undefined;
   const prefix = head.subarray(0, Math.min(total, maxChars + FAST_TEXT_MARGIN));
   if (cleanLines(prefix) < 0) return undefined;
-  const kept = prefix.subarray(0, maxChars);
   // A marker starting before the cut and naming "untrusted" past the prefix would run through
   // every byte between: one byte it cannot contain, past the cut, rules that out.
   let stop = false;
@@ -274,23 +273,17 @@ function textFastPath(head: Buffer, total: number, maxChars: number, envelope: (
   // payload is the body's own bytes between them, and its text is decoded only if asked for.
   const shell = envelope(' ');
   const open = shell.indexOf('\n') + 1;
+  const kept = prefix.subarray(0, maxChars);
   const opening = shell.slice(0, open);
   const closing = `${kept[kept.length - 1] === 0x0a ? '' : '\n'}${shell.slice(open + 2)}`;
   const bytes = Buffer.concat([Buffer.from(opening, 'utf8'), kept, Buffer.from(closing, 'utf8')]);
-  // The ref's LF count from the kernel (one pass over 50 KB) rather than an indexOf per line.
-  return fromBytes('text', bytes, () => `${opening}${kept.toString('latin1')}${closing}`, true, cleanLines(kept) + countLf(opening) + countLf(closing));
-}
-
-function countLf(s: string): number {
-  let n = 0;
-  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
-  return n;
+  return fromBytes('text', bytes, () => `${opening}${kept.toString('latin1')}${closing}`, true);
 }
 
 /** A fast path's payload: its bytes as they are written, its text (`decode`) made once and only if asked for. */
-function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: boolean, lines: number): Extracted {
+function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: boolean, lines?: number): Extracted {
   let text: string | undefined;
-  return {
+  const out: Extracted = {
     kind,
     title: '',
     get content() {
@@ -301,8 +294,9 @@ function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: b
     },
     cut,
     bytes,
-    lines,
   };
+  if (lines !== undefined) out.lines = lines;
+  return out;
 }
 
 /**
