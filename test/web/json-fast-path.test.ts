@@ -242,6 +242,13 @@ describe('JSON and JSONL: the fast path gives exactly the slow path', () => {
     // Over 1 MiB: the clean check takes it in slices, and the result is still the same.
     expect(jsonl.length).toBeGreaterThan(1024 * 1024);
     await both(jsonl, 'jsonl', false);
+    // Rows as Python's json.dumps spaces them, CRLF ends and blank rows: their compact form, written out.
+    const some = rows.slice(0, 3000);
+    const spaced = Buffer.from(`${some.map((r) => JSON.stringify(r).replace(/,"/g, ', "').replace(/":/g, '": ')).join('\r\n\r\n')}\r\n \t\n`);
+    const written = await extractBody(spaced, 'jsonl', 'application/x-ndjson', url, 50_000, false);
+    expect(written.bytes?.toString()).toBe(`${some.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    expect(written.lines).toBe(3000);
+    expect(await both(spaced, 'jsonl', false)).toBe(true);
     const json = Buffer.from(JSON.stringify({ rows }, null, 1));
     const doc = indentJsonFast(json);
     expect(doc?.indented.toString()).toBe(`${JSON.stringify({ rows }, null, 2)}\n`);

@@ -22,9 +22,10 @@
  *   one's place), no `__proto__` (sanitizeUntrustedValue drops it);
  * - at most {@link MAX_DEPTH} containers deep (sanitizeUntrustedValue turns
  *   what is deeper than 256 into null);
- * - JSONL: every line a compact value (no whitespace outside strings, so
- *   trim() and the compact form are the line itself), no empty line, LF
- *   line ends only.
+ * - JSONL: every line one value. Compact lines (no whitespace outside
+ *   strings), none empty, are the payload as they are; lines with whitespace
+ *   (`{"a": 1}`, CRLF ends, blank lines, which the slow path drops) have
+ *   their compact form written out.
  * test/web/json-fast-path.test.ts holds both to the slow path over random
  * documents and the tricky ones (escaped invisible and tag characters,
  * BOM, invalid UTF-8, CRLF, rows that are not JSON, a cut mid-character).
@@ -149,19 +150,24 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
   let spaces = 0;
   let state = VALUE;
   let i = start;
+  // Written out: a document indented, rows compact (a row's LF is not whitespace, it ends the row).
+  const indent = out !== undefined && !rows;
   for (;;) {
     // Compact: no skipping, so whitespace stands where a token must and is refused there.
     if (!compact)
-      while (i < end && isSpace(b[i]!)) {
+      while (i < end && isSpace(b[i]!) && !(rows && b[i] === LF)) {
         i++;
         spaces++;
       }
     if (state === AFTER) {
       if (depth === 0) {
-        if (i === end) return end - start - spaces;
-        // Rows: one LF, then the next row (an empty one is refused as whitespace), or the end.
-        if (!rows || b[i] !== LF) return -1;
-        if (++i === end) return end - start - spaces;
+        // Rows: one LF, then the next row, or the end (a last row without its LF gets one written).
+        if (i < end && (!rows || b[i] !== LF)) return -1;
+        if (rows && out) {
+          out.byte(LF);
+          out.lines++;
+        }
+        if (i === end || ++i === end) return end - start - spaces;
         state = VALUE;
         continue;
       }
@@ -171,15 +177,23 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
       if (c === 0x2c) {
         i++;
         out?.byte(0x2c);
-        out?.newline(depth);
+        if (indent) out!.newline(depth);
         state = inObject ? KEY : VALUE;
       } else if (c === (inObject ? 0x7d : 0x5d)) {
         i++;
         depth--;
-        out?.newline(depth);
+        if (indent) out!.newline(depth);
         out?.byte(c);
       } else return -1;
       continue;
+    }
+    if (rows && !compact && depth === 0) {
+      // Written-out rows: an empty (or blank) row is dropped, as the slow path's filter drops it.
+      if (i === end) return end - start - spaces;
+      if (b[i] === LF) {
+        i++;
+        continue;
+      }
     }
     if (i >= end) return -1;
     const c = b[i]!;
@@ -192,7 +206,7 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
         state = AFTER;
         continue;
       }
-      out?.newline(depth);
+      if (indent) out!.newline(depth);
       state = state === OBJECT_FIRST ? KEY : VALUE;
     }
     if (state === KEY) {
@@ -213,7 +227,7 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
       out?.span(b, i, j + 1);
       i = j + 1;
       if (!compact)
-        while (i < end && isSpace(b[i]!)) {
+        while (i < end && isSpace(b[i]!) && !(rows && b[i] === LF)) {
           i++;
           spaces++;
         }
@@ -221,7 +235,7 @@ function scanDocument(b: Buffer, start: number, end: number, compact: boolean, o
       i++;
       if (out) {
         out.byte(0x3a);
-        out.byte(0x20);
+        if (indent) out.byte(0x20);
       }
       state = VALUE;
       continue;
@@ -328,18 +342,25 @@ export function indentJsonFast(body: Buffer): { indented: Buffer; compactBytes: 
 }
 
 /**
- * A JSONL body's payload straight from its bytes: `body[0, end)` (and a
- * final LF when it has none) when every line of it is a compact value that
- * round-trips exactly, with its LF count; undefined otherwise (the slow path
- * parses each row). `end` is where the kept rows end (a body cut at
- * maxResponseBytes loses its partial last row).
+ * A JSONL body's payload straight from its bytes, with its LF count:
+ * `body[0, end)` (and a final LF when it has none) when every line of it is
+ * a compact value that round-trips exactly, else the compact form of its
+ * non-blank lines when each is one value that does; undefined otherwise
+ * (the slow path parses each row). `end` is where the kept rows end (a body
+ * cut at maxResponseBytes loses its partial last row).
  */
 export function jsonlRowsFast(body: Buffer, end: number): { bytes: Buffer; lines: number } | undefined {
   if (end === 0) return undefined;
   const lines = cleanLines(body.subarray(0, end));
   if (lines < 0) return undefined;
-  // An empty row (the slow path drops it) or one that is not a compact value: the slow path.
-  if (scanDocument(body, 0, end, true, undefined, true) < 0) return undefined;
-  if (body[end - 1] === LF) return { bytes: body.subarray(0, end), lines };
-  return { bytes: Buffer.concat([body.subarray(0, end), Buffer.from([LF])]), lines: lines + 1 };
+  // Compact rows, none empty: the body is its own payload.
+  if (scanDocument(body, 0, end, true, undefined, true) >= 0) {
+    if (body[end - 1] === LF) return { bytes: body.subarray(0, end), lines };
+    return { bytes: Buffer.concat([body.subarray(0, end), Buffer.from([LF])]), lines: lines + 1 };
+  }
+  // Rows with whitespace (Python's `{"a": 1, "b": 2}`, CRLF ends, blank rows): their compact form
+  // written out (never longer than the rows and a last LF). One that is not a value: the slow path.
+  const out = new Out(end + 1);
+  if (scanDocument(body, 0, end, false, out, true) < 0) return undefined;
+  return { bytes: out.buf.subarray(0, out.n), lines: out.lines };
 }
