@@ -103,12 +103,33 @@ describe('clean-scan kernel', () => {
     expect(same(Buffer.alloc(0), 'empty')).toBe(0);
   });
 
-  it('over 1 MiB the JS check answers (the kernel memory stays bounded), with the same result', () => {
+  it('over 1 MiB the kernel takes 1 MiB slices (its memory stays bounded), with the same result', () => {
     const big = Buffer.alloc(1024 * 1024 + 1, 0x61);
     big[big.length - 1] = 0x0a;
     expect(scanWithKernel(big)).toBeUndefined();
     expect(cleanLines(big)).toBe(1);
     big[7] = 0x7f;
     expect(cleanLines(big)).toBe(-1);
+  });
+
+  it('over 1 MiB: "untrusted" across a slice seam at every offset, a bad byte on either side of it, LFs counted once', () => {
+    const MiB = 1024 * 1024;
+    const body = Buffer.alloc(2 * MiB + 4321, 0x61);
+    for (let i = 100; i < body.length; i += 977) body[i] = 0x0a;
+    const clean = cleanAsciiLines(body);
+    expect(cleanLines(body)).toBe(clean);
+    for (const seam of [MiB, 2 * MiB]) {
+      for (let k = -9; k <= 1; k++) {
+        const word = Buffer.from(k % 2 === 0 ? 'untrusted' : 'UNTRUSTED');
+        const b = Buffer.from(body);
+        word.copy(b, seam + k);
+        expect(cleanLines(b), `seam ${seam} at ${k}`).toBe(cleanAsciiLines(b));
+      }
+      for (const at of [seam - 1, seam]) {
+        const b = Buffer.from(body);
+        b[at] = 0x01;
+        expect(cleanLines(b), `bad byte at ${at}`).toBe(-1);
+      }
+    }
   });
 });

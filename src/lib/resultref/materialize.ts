@@ -707,11 +707,13 @@ export class RefStream {
  * `data` as a new ResultRef of `kind`, written through a {@link RefStream}
  * (the event loop never waits on it): `into`, an empty one opened already
  * (web_fetch opens it while the body is still arriving), or a new one.
+ * `newlines`: the LFs in `data`, when the producer counted them already.
  */
-export async function materializeAsync(store: ResultStore, data: Buffer, kind: ResultKind, into?: RefStream): Promise<ResultRefHandle> {
+export async function materializeAsync(store: ResultStore, data: Buffer, kind: ResultKind, into?: RefStream, newlines?: number): Promise<ResultRefHandle> {
   const out = into ?? new RefStream(store);
   try {
-    for (let off = 0; off < data.length; off += 1 << 18) out.write(data.subarray(off, off + (1 << 18)));
+    // The whole count goes with the first chunk: only the total is kept.
+    for (let off = 0; off < data.length; off += 1 << 18) out.write(data.subarray(off, off + (1 << 18)), newlines === undefined ? undefined : off === 0 ? newlines : 0);
     return await out.commit(kind);
   } catch (err) {
     await out.abort();

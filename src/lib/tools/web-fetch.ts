@@ -64,14 +64,18 @@ export async function finishPage(results: ResultStore | undefined, sink: PageSin
     if ('handle' in streamed) return Object.assign(streamed.handle, meta, { title: '', truncated: page.truncated, untrusted: true });
     return inlinePage(page, '', 'csv', streamed.inline.toString('latin1'), page.truncated);
   }
-  const out = await extract(sink.chunks, sink.size, kind, page.contentType, page.finalUrl, maxChars, page.truncated);
+  const out = await extract(sink.chunks, sink.size, kind, page.contentType, page.finalUrl, maxChars, page.truncated, results?.thresholdBytes);
   const truncated = page.truncated || out.cut;
-  const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
-  if (results && payload.length > results.thresholdBytes) {
+  // The extractor's file: it found the payload over the threshold already (a JSON document indented from its bytes).
+  let file = results ? out.file : undefined;
+  if (!file) {
+    const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
     // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
     // 40-line slice of it rather than the whole document on its one line.
-    const bytes = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
-    const handle: ResultRefHandle = await materializeAsync(results, bytes, out.kind, sink.emptyRef());
+    if (results && payload.length > results.thresholdBytes) file = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
+  }
+  if (results && file) {
+    const handle: ResultRefHandle = await materializeAsync(results, file, out.kind, sink.emptyRef(), file === out.file || file === out.bytes ? out.lines : undefined);
     await sink.abort(); // any other ref file the sink still holds (none, normally) goes
     return Object.assign(handle, meta, { title: out.title, truncated, untrusted: true });
   }

@@ -213,7 +213,22 @@ export function scanWithKernel(bytes: Uint8Array): number | undefined {
   return k.scan(bytes.length);
 }
 
-/** {@link cleanAsciiLines}: -1 unless `bytes` are clean ASCII, else their LF count. */
+/** Bytes each side of a slice boundary that a word split by it ("untrusted", 9 letters) reaches into. */
+const SEAM = 8;
+
+/**
+ * {@link cleanAsciiLines}: -1 unless `bytes` are clean ASCII, else their LF
+ * count. Over 1 MiB, the kernel takes it 1 MiB at a time, and the 16 bytes
+ * around each seam are checked again so that a word split by it is seen.
+ */
 export function cleanLines(bytes: Uint8Array): number {
-  return scanWithKernel(bytes) ?? cleanAsciiLines(bytes);
+  if (bytes.length <= MAX_KERNEL_BYTES) return scanWithKernel(bytes) ?? cleanAsciiLines(bytes);
+  let lines = 0;
+  for (let at = 0; at < bytes.length; at += MAX_KERNEL_BYTES) {
+    const n = scanWithKernel(bytes.subarray(at, at + MAX_KERNEL_BYTES));
+    if (n === undefined) return cleanAsciiLines(bytes);
+    if (n < 0 || (at > 0 && (scanWithKernel(bytes.subarray(at - SEAM, at + SEAM)) ?? 0) < 0)) return -1;
+    lines += n;
+  }
+  return lines;
 }

@@ -14,6 +14,7 @@ import type { ResultKind } from '../resultref/materialize.js';
 import type { DomDocument, DomElement, DomNode } from './dom.js';
 import { cleanLines } from './clean-scan.js';
 import { stripHidden } from './hidden.js';
+import { indentJsonFast, jsonlRowsFast } from './json-fast.js';
 
 export type BodyKind = 'html' | 'json' | 'jsonl' | 'csv' | 'text';
 
@@ -107,6 +108,14 @@ export interface Extracted {
   text: string;
   /** `text`'s UTF-8 bytes when they could be taken from the body without re-encoding it (else encode `text`). */
   bytes?: Buffer;
+  /**
+   * The ResultRef file's bytes, when the extractor knows the payload goes to one
+   * (over the caller's `refAbove`) and the file is not `bytes` (a JSON document
+   * is written indented): set only by the JSON fast path.
+   */
+  file?: Buffer;
+  /** LFs in `file`, or else in `bytes`, when the extractor counted them (the ResultRef need not). */
+  lines?: number;
   /** True when maxChars cut the text. */
   cut: boolean;
 }
@@ -229,14 +238,16 @@ const FAST_TEXT_MARGIN = 1024;
  */
 function cleanAsciiFastPath(body: Buffer, kind: 'csv' | 'text', maxChars: number, bytesCut: boolean, envelope: (text: string) => string): Extracted | undefined {
   if (kind === 'csv') {
-    if (cleanLines(body) < 0) return undefined;
+    const lines = cleanLines(body);
+    if (lines < 0) return undefined;
     let end = body.length;
     if (bytesCut) {
       const nl = body.lastIndexOf(0x0a);
       if (nl !== -1) end = nl + 1;
     }
     const bytes = body.subarray(0, end);
-    return fromBytes('csv', bytes, () => bytes.toString('latin1'), false);
+    // A cut falls after the last LF: every LF is kept.
+    return fromBytes('csv', bytes, () => bytes.toString('latin1'), false, lines);
   }
   return textFastPath(body, body.length, maxChars, envelope);
 }
@@ -270,9 +281,9 @@ function textFastPath(head: Buffer, total: number, maxChars: number, envelope: (
 }
 
 /** A fast path's payload: its bytes as they are written, its text (`decode`) made once and only if asked for. */
-function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: boolean): Extracted {
+function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: boolean, lines?: number): Extracted {
   let text: string | undefined;
-  return {
+  const out: Extracted = {
     kind,
     title: '',
     get content() {
@@ -283,6 +294,45 @@ function fromBytes(kind: ResultKind, bytes: Buffer, decode: () => string, cut: b
     },
     cut,
     bytes,
+  };
+  if (lines !== undefined) out.lines = lines;
+  return out;
+}
+
+/**
+ * JSON and JSONL bodies that are clean ASCII and round-trip exactly
+ * (json-fast.ts): the payload from the body's bytes, without parsing,
+ * sanitizing and serializing every value. A JSON document takes it only when
+ * it goes to a ResultRef (compact form over `refAbove`): its file is the body
+ * re-indented; an inline one needs the parsed value anyway. `content` and
+ * `text` are the slow path's own, made only if asked for. Undefined sends the
+ * body down the slow path.
+ */
+function jsonFastPath(body: Buffer, kind: 'json' | 'jsonl', bytesCut: boolean, refAbove: number | undefined): Extracted | undefined {
+  if (kind === 'jsonl') {
+    // A body cut mid-row loses its partial last row (when it has another), as the slow path's split does.
+    const nl = bytesCut ? body.lastIndexOf(0x0a) : -1;
+    const rows = jsonlRowsFast(body, nl === -1 ? body.length : nl + 1);
+    if (!rows) return undefined;
+    return fromBytes('jsonl', rows.bytes, () => rows.bytes.toString('latin1'), false, rows.lines);
+  }
+  if (bytesCut || refAbove === undefined) return undefined;
+  const doc = indentJsonFast(body);
+  if (!doc || doc.compactBytes <= refAbove) return undefined;
+  let value: { content: unknown } | undefined;
+  const parsed = (): unknown => (value ??= { content: sanitizeUntrustedValue(JSON.parse(body.toString('latin1'))) }).content;
+  return {
+    kind: 'json',
+    title: '',
+    get content() {
+      return parsed();
+    },
+    get text() {
+      return JSON.stringify(parsed());
+    },
+    cut: false,
+    file: doc.indented,
+    lines: doc.lines,
   };
 }
 
@@ -304,23 +354,25 @@ export function headOf(chunks: readonly Buffer[], n: number): Buffer {
  * body over maxChars that takes the fast path joins only its head; every
  * other body is joined once and extracted as before.
  */
-export async function extractChunks(chunks: readonly Buffer[], size: number, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean): Promise<Extracted> {
+export async function extractChunks(chunks: readonly Buffer[], size: number, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, refAbove?: number): Promise<Extracted> {
   if (kind === 'text' && size > maxChars && decodesAsUtf8(contentType)) {
     const fast = textFastPath(headOf(chunks, maxChars + FAST_TEXT_MARGIN), size, maxChars, (text) => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl }));
     if (fast) return fast;
   }
-  return extractBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), kind, contentType, finalUrl, maxChars, bytesCut);
+  return extractBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), kind, contentType, finalUrl, maxChars, bytesCut, { refAbove });
 }
 
 /**
  * The script-facing payload of a body. `maxChars` bounds extracted text
  * (html, text); data kinds are bounded by maxResponseBytes upstream and go
  * to a ResultRef when big, so a dataset is never cut mid-row by a char count.
+ * `refAbove`: the ResultRef threshold of the caller's store (a payload over
+ * it is written to a file), when it has one.
  */
-export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, options: { noFastPath?: boolean } = {}): Promise<Extracted> {
+export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, options: { noFastPath?: boolean; refAbove?: number | undefined } = {}): Promise<Extracted> {
   const envelope = (text: string): string => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl });
-  if (!options.noFastPath && (kind === 'csv' || kind === 'text') && decodesAsUtf8(contentType)) {
-    const fast = cleanAsciiFastPath(body, kind, maxChars, bytesCut, envelope);
+  if (!options.noFastPath && kind !== 'html' && decodesAsUtf8(contentType)) {
+    const fast = kind === 'json' || kind === 'jsonl' ? jsonFastPath(body, kind, bytesCut, options.refAbove) : cleanAsciiFastPath(body, kind, maxChars, bytesCut, envelope);
     if (fast) return fast;
   }
   const raw = decodeText(body, contentType);
