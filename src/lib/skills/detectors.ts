@@ -75,6 +75,40 @@ function decodeBase64(candidate: string): string | undefined {
   return UTF8.decode(bytes);
 }
 
+/** The 6-bit value of each base64 and base64url character (Buffer's decoders take both alphabets), -1 for others. */
+const SEXTET = new Int8Array(128).fill(-1);
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, k) => (SEXTET[c.charCodeAt(0)] = k));
+SEXTET[0x2d] = 62; // -
+SEXTET[0x5f] = 63; // _
+
+/**
+ * True when the base64 run raw[start, end) decodes to bytes that cannot be mostly printable text, decided
+ * from the bytes as they are decoded, without a buffer or a string: each ASCII control byte decodes to
+ * itself, each of C0, C1 and F5-FF to its own U+FFFD (no UTF-8 sequence takes them), and the text has at
+ * most one code unit per byte, so that many bad characters in that many bytes is a lower bound of
+ * isMostlyPrintable's ratio. Most candidates are identifiers and decode to noise (decoding each cost
+ * about a sixth of the detector); false leaves the answer to the decoder.
+ */
+function decodesToBinary(raw: string, start: number, end: number): boolean {
+  let body = end;
+  while (body > start && raw.charCodeAt(body - 1) === 0x3d) body -= 1;
+  if ((body - start) % 4 === 1) return false;
+  let bytes = 0;
+  let bad = 0;
+  let bits = 0;
+  let acc = 0;
+  for (let k = start; k < body; k++) {
+    acc = ((acc << 6) | SEXTET[raw.charCodeAt(k)]!) & 0xffff;
+    bits += 6;
+    if (bits < 8) continue;
+    bits -= 8;
+    const b = (acc >> bits) & 0xff;
+    bytes += 1;
+    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) || b === 0x7f || b === 0xc0 || b === 0xc1 || b >= 0xf5) bad += 1;
+  }
+  return bytes > 0 && bad / bytes >= 0.05;
+}
+
 const DATA_URI_MAGIC: Record<string, (b: Buffer) => boolean> = {
   'image/png': (b) => b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47,
   'image/jpeg': (b) => b[0] === 0xff && b[1] === 0xd8,
@@ -184,8 +218,7 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
     }
     if (separators / length > 0.15) continue; // paths, slugs, kebab-case
     if (decoded++ > MAX_DECODE_CANDIDATES) break;
-    const text = raw.slice(start, end);
-    const plain = decodeBase64(text);
+    const plain = decodesToBinary(raw, start, end) ? undefined : decodeBase64(raw.slice(start, end));
     const printable = plain !== undefined && plain.length >= 8 && isMostlyPrintable(plain);
     if (printable) {
       const inner = input.depth < 2 ? input.rescan(plain) : [];
@@ -199,7 +232,8 @@ export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void):
         continue;
       }
     }
-    if (text.length < 80 || digits === 0) continue;
+    if (length < 80 || digits === 0) continue;
+    const text = raw.slice(start, end);
     const dataUri = /data:([\w.+-]{1,60}\/[\w.+-]{1,60});base64,$/i.exec(raw.slice(Math.max(0, start - 80), start));
     if (dataUri) {
       const mime = dataUri[1]!.toLowerCase();
@@ -592,14 +626,12 @@ const DOWNLOAD_REACH = 17 + 300 + 1 + 1;
  */
 function* downloads(raw: string): Generator<RegExpExecArray> {
   const command = /curl|wget|iwr|invoke-webrequest/gi;
-  let lower = raw.indexOf('-o');
-  let upper = raw.indexOf('-O');
   let from = 0; // where the exec loop would resume
   let tried = 0; // offsets before this were tried
-  while (lower >= 0 || upper >= 0) {
-    const flag = lower < 0 ? upper : upper < 0 ? lower : Math.min(lower, upper);
-    if (flag === lower) lower = raw.indexOf('-o', flag + 1);
-    else upper = raw.indexOf('-O', flag + 1);
+  // The `-o` and `-O` in order, from one search for `-` (two searches, one per flag, each stopped at every `-`).
+  for (let flag = raw.indexOf('-'); flag >= 0; flag = raw.indexOf('-', flag + 1)) {
+    const next = raw.charCodeAt(flag + 1);
+    if (next !== 0x6f && next !== 0x4f) continue;
     const start = Math.max(from, tried, flag - DOWNLOAD_REACH);
     tried = Math.max(tried, flag);
     if (start >= flag) continue;

@@ -102,38 +102,82 @@ function findDescription(text: string, fm: NonNullable<MarkdownRegions['frontmat
 const FENCE = /^([ \t]*)(`{3,}|~{3,})[ \t]*([^\s`]*)/;
 
 /**
- * Inline code spans of one line: a backtick run opens a span closed by the
- * next run of the same length. Linear: "next run of length L" is precomputed
- * right to left.
+ * Whether a UTF-16 code unit is one `String.prototype.trim` removes (white space and line terminators):
+ * ASCII by its code, the rest asked of `trim` itself once per unit, so a blank line is found without
+ * slicing and trimming it.
  */
-function inlineCodeSpans(text: string, lineStart: number, lineEnd: number, out: Span[]): void {
-  const runs: { start: number; len: number }[] = [];
-  // Search the line alone: indexOf on the whole text would run ahead to later lines (quadratic).
-  const lineText = text.slice(lineStart, lineEnd);
-  for (let i = lineText.indexOf('`'); i >= 0; i = lineText.indexOf('`', i)) {
+function isTrimmed(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  trimmedUnits ??= new Uint8Array(0x10000);
+  let answer = trimmedUnits[c]!;
+  if (answer === 0) {
+    answer = String.fromCharCode(c).trim() === '' ? 2 : 1;
+    trimmedUnits[c] = answer;
+  }
+  return answer === 2;
+}
+/** Per code unit at or above U+0080: 0 not asked yet, 1 kept by trim, 2 removed. */
+let trimmedUnits: Uint8Array | undefined;
+
+/** Backtick runs of the line being read, as start offsets and lengths (reused from line to line: most prose lines with code hold a few). */
+let runStarts = new Int32Array(64);
+let runLengths = new Int32Array(64);
+let runNext = new Int32Array(64);
+/** The last run seen of each length under 64, right to left, plus one (0: none); reset per line, entry by entry (Map.clear allocates). */
+const lastShortRun = new Int32Array(64);
+
+/**
+ * Inline code spans of one line [lineStart, lineEnd), whose first backtick is at `tick` (lineEnd or
+ * more when it has none): a backtick run opens a span closed by the next run of the same length.
+ * Linear: "next run of length L" is precomputed right to left. Returns the first backtick after
+ * the line (the next line's search starts there).
+ */
+function inlineCodeSpans(text: string, tick: number, lineEnd: number, out: Span[]): number {
+  let count = 0;
+  let i = tick;
+  for (; i < lineEnd; i = nextAt(text, '`', -1, i)) {
     let j = i;
-    while (j < lineText.length && lineText.charCodeAt(j) === 0x60) j += 1;
-    runs.push({ start: lineStart + i, len: j - i });
+    while (j < lineEnd && text.charCodeAt(j) === 0x60) j += 1;
+    if (count === runStarts.length) {
+      runStarts = grow(runStarts);
+      runLengths = grow(runLengths);
+      runNext = grow(runNext);
+    }
+    runStarts[count] = i;
+    runLengths[count] = j - i;
+    count += 1;
     i = j;
   }
-  if (runs.length < 2) return;
-  const next = new Int32Array(runs.length).fill(-1);
-  const lastByLen = new Map<number, number>();
-  for (let k = runs.length - 1; k >= 0; k--) {
-    next[k] = lastByLen.get(runs[k]!.len) ?? -1;
-    lastByLen.set(runs[k]!.len, k);
+  if (count < 2) return i;
+  let longRuns: Map<number, number> | undefined;
+  for (let k = count - 1; k >= 0; k--) {
+    const length = runLengths[k]!;
+    if (length < 64) {
+      runNext[k] = lastShortRun[length]! - 1;
+      lastShortRun[length] = k + 1;
+    } else {
+      longRuns ??= new Map();
+      runNext[k] = longRuns.get(length) ?? -1;
+      longRuns.set(length, k);
+    }
   }
-  for (let k = 0; k < runs.length;) {
-    const close = next[k]!;
+  for (let k = 0; k < count; k++) if (runLengths[k]! < 64) lastShortRun[runLengths[k]!] = 0;
+  for (let k = 0; k < count;) {
+    const close = runNext[k]!;
     if (close < 0) {
       k += 1;
       continue;
     }
-    const open = runs[k]!;
-    const closing = runs[close]!;
-    out.push({ start: open.start, end: closing.start + closing.len, region: 'inline-code' });
+    out.push({ start: runStarts[k]!, end: runStarts[close]! + runLengths[close]!, region: 'inline-code' });
     k = close + 1;
   }
+  return i;
+}
+
+function grow(a: Int32Array): Int32Array<ArrayBuffer> {
+  const larger = new Int32Array(a.length * 2);
+  larger.set(a);
+  return larger;
 }
 
 /** The first offset at or after `from` of `needle`, text.length when none; `cursor` is an earlier answer for an offset at or before `from`. */
@@ -154,6 +198,33 @@ function leadInOf(text: string, lineStarts: Int32Array, line: number): string {
     .slice(0, 300);
 }
 
+/**
+ * The line that closes a fenced block opened by `marker` on the line before `from`, or lineStarts.length
+ * when none does. A closing line holds the marker's character (trimmed, it is a run of it), so only the
+ * lines that hold one are read: the search jumps from one such character to the next.
+ */
+function closingFence(text: string, lineStarts: Int32Array, marker: string, from: number): number {
+  const lines = lineStarts.length;
+  if (from >= lines) return lines;
+  const char = marker[0]!;
+  for (let at = text.indexOf(char, lineStarts[from]!); at >= 0;) {
+    const line = lastStartAtOrBefore(lineStarts, at, lines - 1);
+    const cs = lineStarts[line]!;
+    const ce = line + 1 < lines ? lineStarts[line + 1]! - 1 : text.length;
+    // The first character after spaces and tabs: printable ASCII other than the marker's cannot close (trimmed, the line starts with it).
+    let k = cs;
+    while (k < ce && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x09)) k += 1;
+    const c = text.charCodeAt(k);
+    if (!(k < ce && c > 0x20 && c < 0x7f && c !== char.charCodeAt(0))) {
+      const candidate = text.slice(cs, Math.min(ce, cs + 200)).trim();
+      if (candidate.length >= marker.length && candidate[0] === char && /^(`+|~+)$/.test(candidate)) return line;
+    }
+    if (line + 1 >= lines) return lines;
+    at = text.indexOf(char, lineStarts[line + 1]!);
+  }
+  return lines;
+}
+
 /** Computes the regions of a Markdown document. */
 export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLineStarts(text)): MarkdownRegions {
   const frontmatter = findFrontmatter(text);
@@ -171,7 +242,6 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
   const lineEndOf = (i: number): number => (i + 1 < lineStarts.length ? lineStarts[i + 1]! - 1 : text.length);
   // The last non-blank line (its text is a code block's lead-in: built only for a block), -1 for none.
   let lastNonBlank = -1;
-
   while (line < lineStarts.length) {
     const s = lineStarts[line]!;
     const e = lineEndOf(line);
@@ -184,6 +254,7 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
     // Most lines start with a printable ASCII character other than a space, a tab, ` or ~: neither
     // blank nor a fence nor indented code, they are prose, read only for inline code and comments.
     const first = text.charCodeAt(s);
+    let blank = false;
     if (first > 0x20 && first < 0x7f && first !== 0x60 && first !== 0x7e) {
       inIndented = undefined;
       nextTick = nextAt(text, '`', nextTick, s);
@@ -194,68 +265,55 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
         line += 1;
         continue;
       }
-    }
-    const head = text.slice(s, Math.min(e, s + 200));
-    const blank = head.trim() === '' && (e - s <= 200 || text.slice(s, e).trim() === '');
-
-    // FENCE needs ` or ~ after the indent: most lines that get here are blank or indented code.
-    let indent = s;
-    while (indent < e && (text.charCodeAt(indent) === 0x20 || text.charCodeAt(indent) === 0x09)) indent += 1;
-    const marker0 = text.charCodeAt(indent);
-    const fence = marker0 === 0x60 || marker0 === 0x7e ? FENCE.exec(head) : null;
-    if (fence) {
-      inIndented = undefined;
-      const marker = fence[2]!;
-      const lang = (fence[3] ?? '').toLowerCase();
-      let close = line + 1;
-      for (; close < lineStarts.length; close++) {
-        const cs = lineStarts[close]!;
-        const ce = lineEndOf(close);
-        // A line whose first character after spaces and tabs is printable ASCII other than the marker's
-        // cannot close the block (trimmed, it starts with that character): no slice for most code lines.
-        let k = cs;
-        while (k < ce && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x09)) k += 1;
-        const c = text.charCodeAt(k);
-        if (k < ce && c > 0x20 && c < 0x7f && c !== marker.charCodeAt(0)) continue;
-        const candidate = text.slice(cs, Math.min(ce, cs + 200)).trim();
-        if (candidate.length >= marker.length && candidate[0] === marker[0] && /^(`+|~+)$/.test(candidate)) break;
+    } else {
+      // Blank: only what trim removes. FENCE needs ` or ~ after the indent: most lines that get here are blank or indented code.
+      let k = s;
+      while (k < e && isTrimmed(text.charCodeAt(k))) k += 1;
+      blank = k === e;
+      let indent = s;
+      while (indent < e && (text.charCodeAt(indent) === 0x20 || text.charCodeAt(indent) === 0x09)) indent += 1;
+      const marker0 = text.charCodeAt(indent);
+      const fence = marker0 === 0x60 || marker0 === 0x7e ? FENCE.exec(text.slice(s, Math.min(e, s + 200))) : null;
+      if (fence) {
+        inIndented = undefined;
+        const marker = fence[2]!;
+        const lang = (fence[3] ?? '').toLowerCase();
+        const close = closingFence(text, lineStarts, marker, line + 1);
+        const end = close < lineStarts.length ? lineEndOf(close) : text.length;
+        spans.push({ start: s, end, region: 'fenced-code', lang, leadIn: leadInOf(text, lineStarts, lastNonBlank) });
+        lastNonBlank = -1;
+        prevBlank = false;
+        line = close + 1;
+        continue;
       }
-      const end = close < lineStarts.length ? lineEndOf(close) : text.length;
-      spans.push({ start: s, end, region: 'fenced-code', lang, leadIn: leadInOf(text, lineStarts, lastNonBlank) });
-      lastNonBlank = -1;
-      prevBlank = false;
-      line = close + 1;
-      continue;
-    }
 
-    const indented = (first === 0x09 || text.startsWith('    ', s)) && !blank;
-    if (indented && (prevBlank || inIndented)) {
-      if (inIndented) inIndented.end = e;
-      else {
-        inIndented = { start: s, end: e, region: 'indented-code', lang: '', leadIn: leadInOf(text, lineStarts, lastNonBlank) };
-        spans.push(inIndented);
+      const indented = (first === 0x09 || (text.charCodeAt(s) === 0x20 && text.charCodeAt(s + 1) === 0x20 && text.charCodeAt(s + 2) === 0x20 && text.charCodeAt(s + 3) === 0x20)) && !blank;
+      if (indented && (prevBlank || inIndented)) {
+        if (inIndented) inIndented.end = e;
+        else {
+          inIndented = { start: s, end: e, region: 'indented-code', lang: '', leadIn: leadInOf(text, lineStarts, lastNonBlank) };
+          spans.push(inIndented);
+        }
+        prevBlank = false;
+        line += 1;
+        continue;
       }
-      prevBlank = false;
-      line += 1;
-      continue;
+      if (!blank) inIndented = undefined;
+      nextTick = nextAt(text, '`', nextTick, s);
+      nextOpen = nextAt(text, '<!--', nextOpen, s);
     }
-    if (!blank) inIndented = undefined;
 
     // Prose line: inline code first, then comments outside it.
     const inline: Span[] = [];
-    inlineCodeSpans(text, s, e, inline);
+    nextTick = inlineCodeSpans(text, nextTick, e, inline);
     let consumedTo = e;
-    let searchFrom = s;
     let inlineIdx = 0;
-    const lineText = text.slice(s, e);
-    for (;;) {
-      const local = searchFrom - s < lineText.length ? lineText.indexOf('<!--', searchFrom - s) : -1;
-      if (local < 0) break;
-      const open = s + local;
+    while (nextOpen < e) {
+      const open = nextOpen;
       while (inlineIdx < inline.length && inline[inlineIdx]!.end <= open) spans.push(inline[inlineIdx++]!);
       const inSpan = inlineIdx < inline.length && inline[inlineIdx]!.start <= open;
       if (inSpan) {
-        searchFrom = inline[inlineIdx]!.end;
+        nextOpen = nextAt(text, '<!--', nextOpen, inline[inlineIdx]!.end);
         continue;
       }
       const close = text.indexOf('-->', open + 4);
@@ -264,7 +322,7 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
       spans.push(comment);
       // Inline spans that start inside the comment were never code: the comment swallowed them.
       while (inlineIdx < inline.length && inline[inlineIdx]!.start < comment.end) inlineIdx += 1;
-      searchFrom = comment.end;
+      nextOpen = nextAt(text, '<!--', nextOpen, comment.end);
       consumedTo = Math.max(e, comment.end);
       if (comment.end > e) break;
     }
@@ -279,7 +337,13 @@ export function analyzeMarkdown(text: string, lineStarts: Int32Array = computeLi
     prevBlank = blank;
     line += 1;
   }
-  spans.sort((a, b) => a.start - b.start);
+  // Pushed in order of their starts (a check costs less than sorting them again).
+  for (let k = 1; k < spans.length; k++) {
+    if (spans[k - 1]!.start > spans[k]!.start) {
+      spans.sort((a, b) => a.start - b.start);
+      break;
+    }
+  }
   return { frontmatter, description, spans, comments };
 }
 
