@@ -44,10 +44,10 @@ import { REPAIR_BUDGET_MS, repairGate } from './repair.js';
 import type { ScriptLanguage } from './transpile.js';
 
 export { classifyExit } from './phases/classify.js';
+export { RunRefusedError } from './phases/prepare.js';
 
 /** A wait for a jail slot this long gets the run fresh leases (minting costs ~0.1 ms; a shorter wait eats little of the lease's slack). */
 export const SLOT_WAIT_RENEWS_LEASE_MS = 1_000;
-export { RunRefusedError } from './phases/prepare.js';
 
 export type OrchestrateEvent =
   | { type: 'run:preflight'; footprint: Footprint }
@@ -127,8 +127,9 @@ export interface OrchestrateOptions {
   /**
    * Coordinator children: a jail slot, awaited right before the spawn; the function it resolves
    * to releases the slot once the jail has exited. The run's host side (workspace, run dir,
-   * socket) is prepared while other children's jails run, and the lease is minted afresh after
-   * the wait, so it counts from the spawn as an unwaited run's does.
+   * socket) is prepared while other children's jails run; after a wait of
+   * {@link SLOT_WAIT_RENEWS_LEASE_MS} or more the leases are minted afresh, so they count from the
+   * spawn as an unwaited run's do.
    */
   jailSlot?: () => Promise<() => void>;
 }
