@@ -19,6 +19,7 @@ import { materializeAsync, type ResultKind, type ResultRefHandle, type ResultSto
 import type { extractChunks } from '../web/extract.js';
 import type { FetchedBody } from '../web/fetch.js';
 import type { PageSink } from '../web/page-sink.js';
+import { indentedJsonLength } from '../web/json-indent.js';
 import type { Dialer, Resolver } from '../web/guarded-agent.js';
 import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-limits.js';
 import type { ToolContext } from './context.js';
@@ -72,7 +73,9 @@ export async function finishPage(results: ResultStore | undefined, sink: PageSin
     const payload = out.bytes ?? Buffer.from(out.text, 'utf8');
     // A JSON document goes to disk indented, one member per line, so `.read(0, 40)` is a
     // 40-line slice of it rather than the whole document on its one line.
-    if (results && payload.length > results.thresholdBytes) file = out.kind === 'json' ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
+    // Not when the indented form would pass the per-file cap: indentation grows with the depth, and
+    // a page must not make us build hundreds of MB to be refused; such a document keeps its one line.
+    if (results && payload.length > results.thresholdBytes) file = out.kind === 'json' && indentedJsonLength(payload) < results.maxFileBytes ? Buffer.from(`${JSON.stringify(out.content, null, 2)}\n`, 'utf8') : payload;
   }
   if (results && file) {
     const handle: ResultRefHandle = await materializeAsync(results, file, out.kind, sink.emptyRef(), file === out.file || file === out.bytes ? out.lines : undefined);

@@ -51,17 +51,28 @@ function keptEscape(c: number): boolean {
   return c === QUOTE || c === BACKSLASH || c === 0x6e || c === 0x72 || c === 0x74;
 }
 
-/** Where the pretty form goes: grown by doubling, never more than the document needs plus its indentation. */
+/** Thrown by {@link Out} past its cap: the caller takes the slow path. */
+const OVER_CAP = Symbol('over cap');
+
+/**
+ * Where the pretty form goes: grown by doubling, never more than the document needs plus its
+ * indentation, and never past `cap` when one is given: indentation grows with the depth (a 2 MB
+ * page nested 200 deep is ~400 MB indented), so a remote page must not choose how much we allocate.
+ */
 class Out {
   buf: Buffer;
   n = 0;
   /** LFs written. */
   lines = 0;
-  constructor(size: number) {
+  constructor(
+    size: number,
+    private readonly cap = Number.POSITIVE_INFINITY,
+  ) {
     this.buf = Buffer.allocUnsafe(size);
   }
   room(k: number): void {
     if (this.n + k <= this.buf.length) return;
+    if (this.n + k > this.cap) throw OVER_CAP;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
     this.buf.copy(next, 0, 0, this.n);
     this.buf = next;
@@ -334,10 +345,17 @@ function numberEnd(b: Uint8Array, i: number, end: number): number {
 export function indentJsonFast(body: Buffer): { indented: Buffer; compactBytes: number; lines: number } | undefined {
   if (cleanLines(body) < 0) return undefined;
   // The indented form is the compact one plus its newlines and indentation: usually well under 2x.
-  const out = new Out(body.length * 2 + 64);
-  const compactBytes = scanDocument(body, 0, body.length, false, out);
-  if (compactBytes < 0) return undefined;
-  out.newline(0);
+  // The indented form is capped there too: a deeper document takes the slow path (see indentedJsonLength).
+  const out = new Out(body.length * 2 + 64, body.length * 2 + 64);
+  let compactBytes: number;
+  try {
+    compactBytes = scanDocument(body, 0, body.length, false, out);
+    if (compactBytes < 0) return undefined;
+    out.newline(0);
+  } catch (err) {
+    if (err === OVER_CAP) return undefined;
+    throw err;
+  }
   return { indented: out.buf.subarray(0, out.n), compactBytes, lines: out.lines };
 }
 
