@@ -37,14 +37,13 @@ const { wrapped: bundled, metafile, eager: eagerOf } = await bundleCjs(join(dist
 // `<flags>/<source>`: the scanner (extentOf) reads it instead of parsing the patterns at run time.
 // A regex missing from it (never, from this build) is parsed as before.
 const { RULES } = await import(join(dist, 'lib/skills/rules.js'));
-const { regexExtent, regexStarts } = await import(join(dist, 'lib/skills/prefilter.js'));
+const { regexStarts } = await import(join(dist, 'lib/skills/prefilter.js'));
 const extents = new Map();
 for (const rule of RULES) {
   const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
   if (!(re instanceof RegExp)) continue;
   const key = JSON.stringify(`${re.flags}/${re.source}`);
-  const { len, min, reach, back } = regexExtent(re);
-  const { lead, first } = regexStarts(re, rule.triggers ?? [], rule.wordStartTriggers ?? []);
+  const { len, min, reach, back, lead, first } = regexStarts(re, rule.triggers ?? [], rule.wordStartTriggers ?? []);
   // The numbers as JavaScript literals (Infinity is no JSON).
   const value = `[${len},${min},${reach},${back},${lead ?? null},${first === undefined ? null : JSON.stringify(first)}]`;
   // The lead depends on the triggers: two rules with one pattern must agree on it.

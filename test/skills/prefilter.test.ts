@@ -50,6 +50,8 @@ describe('regexExtent', () => {
       const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
       expect(re.flags, rule.id).not.toMatch(/[uv]/);
       const extent = regexExtent(re);
+      // The scanner and the bundle's table take the extent from regexStarts: the same one.
+      expect(regexStarts(re, rule.triggers ?? []), rule.id).toMatchObject(extent);
       if (extent.len === Infinity || extent.reach === Infinity) expect(rule.kind === 'pattern' && rule.lead !== undefined, rule.id).toBe(true);
       expect(rule.triggers?.length, `${rule.id} has triggers`).toBeGreaterThan(0);
     }
@@ -187,7 +189,7 @@ function matchTexts(): string[] {
 
 describe('regexStarts', () => {
   it('finds the trigger nearest the start on every path, and what a match can start with', () => {
-    expect(regexStarts(/ab(?:cd|x{1,3}cd)/i, ['cd'])).toEqual({ lead: 5, first: 'Aa' });
+    expect(regexStarts(/ab(?:cd|x{1,3}cd)/i, ['cd'])).toEqual({ len: 7, min: 4, reach: 7, back: 0, lead: 5, first: 'Aa' });
     // A trigger split by a quantifier or a class of two letters is not shown; one path without it, no lead.
     expect(regexStarts(/c\s?d/, ['cd']).lead).toBeUndefined();
     expect(regexStarts(/[cx]d/, ['cd']).lead).toBeUndefined();

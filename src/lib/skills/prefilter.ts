@@ -52,9 +52,11 @@ const WORD_CHARS = [...range(65, 90), ...range(97, 122), ...DIGIT_CHARS, 95];
 const SPACE_CHARS = [9, 10, 11, 12, 13, 32];
 
 function union(a: CharSet, b: CharSet): CharSet {
-  if (a === NO_CHAR || b === ANY_CHAR) return b;
+  if (a === NO_CHAR || b === ANY_CHAR || a === b) return b;
   if (b === NO_CHAR || a === ANY_CHAR) return a;
-  return a.map((x, k) => x | b[k]!);
+  const out = new Uint8Array(129);
+  for (let k = 0; k < 129; k++) out[k] = a[k]! | b[k]!;
+  return out;
 }
 
 function hasWordChar(set: CharSet): boolean {
@@ -105,8 +107,8 @@ interface Part extends RegexExtent {
    * characters after the part's start; undefined when the analysis cannot show one.
    */
   lead: number | undefined;
-  /** For one unquantified character (a literal, class or escape): the code units it matches. */
-  one?: CharSet;
+  /** For one unquantified character (a literal, class or escape): the lower-case ASCII character it matches, whatever the case, if only that one. */
+  lit?: string;
   /**
    * After every match, the character before the position reached is not an ASCII word character,
    * or there is none (a consumed non-word character, or `^`).
@@ -119,6 +121,7 @@ interface Part extends RegexExtent {
 /** The triggers a lead is shown with, as `PrefilterRule` gives them. */
 interface TriggerSet {
   triggers: readonly string[];
+  all: ReadonlySet<string>;
   wordStart: ReadonlySet<string>;
 }
 
@@ -183,26 +186,29 @@ function firstFrom(items: readonly Part[], k: number): CharSet | undefined {
 function triggerAt(items: readonly Part[], k: number, triggers: TriggerSet | undefined, context: Before): boolean {
   if (!triggers) return false;
   const usable = (t: string): boolean => !triggers.wordStart.has(t) || context === 'non-word' || (context === 'boundary' && WORD_CHARS.includes(t.charCodeAt(0)));
-  const only = (set: CharSet | undefined, ch: string): boolean => {
-    if (!set || set[128] === 1) return false;
-    for (let c = 0; c < 128; c++) if (set[c] === 1 && String.fromCharCode(c).toLowerCase() !== ch) return false;
-    return true;
-  };
   return triggers.triggers.some((t) => {
     const last = t.length - 1;
-    for (let j = 0; j < last; j++) if (!only(items[k + j]?.one, t[j]!)) return false;
-    if (only(items[k + last]?.one, t[last]!)) return usable(t);
+    for (let j = 0; j < last; j++) if (items[k + j]?.lit !== t[j]) return false;
+    if (items[k + last]?.lit === t[last]) return usable(t);
     // The family of triggers t minus its last character + c, for every c the rest can start with.
+    if (items[k + last]?.lit !== undefined) return false;
     const rest = firstFrom(items, k + last);
     if (!rest || rest[128] === 1) return false;
     const prefix = t.slice(0, last);
     for (let c = 0; c < 128; c++) {
       if (rest[c] === 0) continue;
       const member = prefix + String.fromCharCode(c).toLowerCase();
-      if (!triggers.triggers.includes(member) || !usable(member)) return false;
+      if (!triggers.all.has(member) || !usable(member)) return false;
     }
     return true;
   });
+}
+
+/** The union of the parts' first sets, in one new array (an alternation of a hundred host names makes one, not a hundred). */
+function firstOfAll(items: readonly Part[]): CharSet {
+  const out = new Uint8Array(129);
+  for (const item of items) for (let k = 0; k < 129; k++) out[k]! |= item.first[k]!;
+  return out;
 }
 
 function alternation(items: readonly Part[]): Part {
@@ -212,7 +218,7 @@ function alternation(items: readonly Part[]): Part {
     min: Math.min(...items.map((i) => i.min)),
     reach: Math.max(...items.map((i) => i.reach)),
     back: Math.max(...items.map((i) => i.back)),
-    first: items.reduce((set, i) => union(set, i.first), NO_CHAR),
+    first: firstOfAll(items),
     nullable: items.some((i) => i.nullable),
     lead: items.every((i) => i.lead !== undefined) ? Math.max(...items.map((i) => i.lead!)) : undefined,
     endsNonWord: items.every((i) => i.endsNonWord),
@@ -247,7 +253,7 @@ export function regexExtent(re: RegExp): RegexExtent {
 }
 
 /** What the scanner's probes of a rule need, beyond its extent (see {@link regexStarts}). */
-export interface RegexStarts {
+export interface RegexStarts extends RegexExtent {
   /**
    * Every match has one of the given triggers (an occurrence the automaton reports: a word-start
    * one at a word start) starting at most `lead` characters after the match's own start; undefined
@@ -262,23 +268,48 @@ export interface RegexStarts {
 }
 
 /**
- * How near its start every match holds a trigger, and what it can start with: from the regex
- * source, as {@link regexExtent} (the same parser). Sound, not exact: a trigger is recognised
- * only as one unquantified character per trigger character, in sequence.
+ * The extent of a regex ({@link regexExtent}, the same parser), how near its start every match
+ * holds a trigger, and what it can start with. Sound, not exact: a trigger is recognised only as
+ * one unquantified character per trigger character, in sequence (or a family, see triggerAt).
  */
 export function regexStarts(re: RegExp, triggers: readonly string[], wordStart: readonly string[] = []): RegexStarts {
-  const part = analyze(re, { triggers, wordStart: new Set(wordStart) });
+  const part = analyze(re, { triggers, all: new Set(triggers), wordStart: new Set(wordStart) });
   let first: string | undefined;
   if (!part.nullable) {
     first = '';
     for (let c = 0; c < 129; c++) if (part.first[c] === 1) first += String.fromCharCode(c);
   }
-  return { lead: part.lead, first };
+  return { len: part.len, min: part.min, reach: part.reach, back: part.back, lead: part.lead, first };
 }
 
 /** A {@link RegexStarts} `first` as the table a probe reads: entry c for ASCII c, entry 128 for the rest. */
 export function firstTable(first: string): Uint8Array {
   return charSetOf([...first].map((ch) => ch.charCodeAt(0)));
+}
+
+/** The part of one literal character, by code unit and case-insensitivity: most of a pattern, made once. */
+const LITERALS = new Map<number, Part>();
+/** The part of a class or a character escape, by its source text and case-insensitivity. */
+const CHAR_PARTS = new Map<string, Part>();
+
+function literalPart(code: number, ignoreCase: boolean): Part {
+  const key = ignoreCase ? -1 - code : code;
+  let part = LITERALS.get(key);
+  if (!part) {
+    const set = charSetOf([code]);
+    part = charPart(ignoreCase ? foldCase(set) : set);
+    LITERALS.set(key, part);
+  }
+  return part;
+}
+
+/** One character of the code units `set` (case already folded). */
+function charPart(set: CharSet): Part {
+  let lit: string | undefined;
+  if (set[128] === 0) {
+    for (let c = 0; c < 128 && lit !== ''; c++) if (set[c] === 1) lit = lit === undefined || lit === String.fromCharCode(c).toLowerCase() ? String.fromCharCode(c).toLowerCase() : '';
+  }
+  return { len: 1, min: 1, reach: 1, back: 0, first: set, nullable: false, lead: undefined, lit: lit || undefined, endsNonWord: !hasWordChar(set) };
 }
 
 function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
@@ -292,10 +323,7 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
   const fail = (what: string): never => {
     throw new Error(`regexExtent: ${what} at ${i} in /${src}/`);
   };
-  const char = (set: CharSet): Part => {
-    const one = fold(set);
-    return { len: 1, min: 1, reach: 1, back: 0, first: one, nullable: false, lead: undefined, one, endsNonWord: !hasWordChar(one) };
-  };
+  const char = (set: CharSet): Part => charPart(fold(set));
   const assertion = (reach: number, back: number, boundary = false): Part => ({ ...EMPTY_PART, reach, back, boundary });
 
   function parseDisjunction(before: Before): Part {
@@ -341,6 +369,17 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
     return out;
   }
 
+  /** A class or escape's part, made once per source text and case-insensitivity (`\s{1,4}` is in most patterns, many times). */
+  function cached(parse: () => Part): Part {
+    const start = i;
+    const part = parse();
+    const key = `${re.ignoreCase ? 'i' : ''}${src.slice(start, i)}`;
+    const known = CHAR_PARTS.get(key);
+    if (known) return known;
+    CHAR_PARTS.set(key, part);
+    return part;
+  }
+
   function parseClass(): Part {
     i += 1; // [
     const negated = src[i] === '^';
@@ -383,12 +422,22 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
       i += m[0].length;
       const group = groups[Number(m[0]) - 1] ?? fail('forward or unknown back-reference');
       // The text the group matched, in either case: any characters, possibly none.
-      return { ...group, first: ANY_CHAR, nullable: true, lead: undefined, one: undefined, endsNonWord: false, boundary: false };
+      return { ...group, first: ANY_CHAR, nullable: true, lead: undefined, lit: undefined, endsNonWord: false, boundary: false };
     }
     if (c === 'k' && src[i + 2] === '<') return fail('named back-reference');
     const one = charAt(src, i);
+    if (!one.set) {
+      i = one.next;
+      return literalPart(one.code!, re.ignoreCase);
+    }
+    const key = `${re.ignoreCase ? 'i' : ''}${src.slice(i, one.next)}`;
     i = one.next;
-    return char(one.set ?? charSetOf([one.code!]));
+    let part = CHAR_PARTS.get(key);
+    if (!part) {
+      part = char(one.set);
+      CHAR_PARTS.set(key, part);
+    }
+    return part;
   }
 
   function parseAtom(before: Before): Part {
@@ -425,7 +474,7 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
         return inner;
       }
       case '[':
-        return parseClass();
+        return cached(parseClass);
       case '\\':
         return parseEscape();
       case '^':
@@ -444,7 +493,7 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
         return char(ANY_CHAR);
       default:
         i += 1;
-        return char(charSetOf([c.charCodeAt(0)]));
+        return literalPart(c.charCodeAt(0), re.ignoreCase);
     }
   }
 

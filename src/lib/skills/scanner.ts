@@ -15,7 +15,7 @@ import { CHECK_CONTEXT } from './rules/types.js';
 import { sentenceBefore } from './rules/fragments.js';
 import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
 import { escapeForDisplay, nonAsciiRuns, type NonAsciiRuns } from './unicode.js';
-import { firstTable, regexExtent, regexStarts, TriggerAutomaton } from './prefilter.js';
+import { firstTable, regexStarts, TriggerAutomaton } from './prefilter.js';
 import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
 
 export interface ScanOptions {
@@ -95,13 +95,12 @@ function extentOf(c: CompiledRule): Extent {
   const triggers = rule.triggers ?? [];
   const wordStart = rule.kind === 'pattern' ? rule.wordStartTriggers : undefined;
   const built = typeof __comisRegexExtents === 'undefined' ? undefined : __comisRegexExtents[`${re.flags}/${re.source}`];
-  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3] } : regexExtent(re);
-  const starts = built ? { lead: built[4] ?? undefined, first: built[5] ?? undefined } : regexStarts(re, triggers, wordStart);
+  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3], lead: built[4] ?? undefined, first: built[5] ?? undefined } : regexStarts(re, triggers, wordStart);
   // The declared lead and the one shown from the pattern both hold: the smaller one bounds the window.
-  const lead = Math.min(rule.lead ?? Infinity, starts.lead ?? Infinity);
+  const lead = Math.min(rule.lead ?? Infinity, extent.lead ?? Infinity);
   const longestTrigger = Math.max(0, ...triggers.map((t) => t.length));
   const sticky = new RegExp(re.source, `${re.flags}y`);
-  const first = starts.first === undefined ? undefined : firstTable(starts.first);
+  const first = extent.first === undefined ? undefined : firstTable(extent.first);
   if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
     if (rule.lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
     c.extent = { sticky, unbounded: true, first, before: longestTrigger + lead, back: 0, reach: 0, mergeGap: 0 };
