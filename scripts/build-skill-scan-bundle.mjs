@@ -43,9 +43,9 @@ for (const rule of RULES) {
   const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
   if (!(re instanceof RegExp)) continue;
   const key = JSON.stringify(`${re.flags}/${re.source}`);
-  const { len, min, reach, back, lead, first } = regexStarts(re, rule.triggers ?? [], rule.wordStartTriggers ?? []);
+  const { len, min, reach, back, lead, first, afterNonWord } = regexStarts(re, rule.triggers ?? [], rule.wordStartTriggers ?? []);
   // The numbers as JavaScript literals (Infinity is no JSON).
-  const value = `[${len},${min},${reach},${back},${lead ?? null},${first === undefined ? null : JSON.stringify(first)}]`;
+  const value = `[${len},${min},${reach},${back},${lead ?? null},${first === undefined ? null : JSON.stringify(first)},${afterNonWord}]`;
   // The lead depends on the triggers: two rules with one pattern must agree on it.
   if (extents.has(key) && extents.get(key) !== value) throw new Error(`build-skill-scan-bundle.mjs: rules with the pattern ${key} differ in their triggers`);
   extents.set(key, value);

@@ -189,7 +189,7 @@ function matchTexts(): string[] {
 
 describe('regexStarts', () => {
   it('finds the trigger nearest the start on every path, and what a match can start with', () => {
-    expect(regexStarts(/ab(?:cd|x{1,3}cd)/i, ['cd'])).toEqual({ len: 7, min: 4, reach: 7, back: 0, lead: 5, first: 'Aa' });
+    expect(regexStarts(/ab(?:cd|x{1,3}cd)/i, ['cd'])).toEqual({ len: 7, min: 4, reach: 7, back: 0, lead: 5, first: 'Aa', afterNonWord: false });
     // A trigger split by a quantifier or a class of two letters is not shown; one path without it, no lead.
     expect(regexStarts(/c\s?d/, ['cd']).lead).toBeUndefined();
     expect(regexStarts(/[cx]d/, ['cd']).lead).toBeUndefined();
@@ -213,22 +213,29 @@ describe('regexStarts', () => {
     expect(regexStarts(/[^a]b/, []).first).toContain('\u0080');
     expect(regexStarts(/a?/, []).first).toBeUndefined();
     expect(regexStarts(/(a)\1b/, []).first).toBe('a');
+    // Where a match can start: after a non-word character (`\b` before a word character, `^`), or anywhere.
+    expect(regexStarts(/\b(?:ab|c\d)|^-|(?:\b\w)+/m, []).afterNonWord).toBe(true);
+    expect(regexStarts(/\b(?:ab|-)/, []).afterNonWord).toBe(false);
+    expect(regexStarts(/\b(?:ab)?-/, []).afterNonWord).toBe(false);
+    expect(regexStarts(/a?\bb/, []).afterNonWord).toBe(false);
+    expect(regexStarts(/\bab|cd/, []).afterNonWord).toBe(false);
     const table = firstTable('$a\u0080');
     expect([table[36], table[97], table[98], table[128]]).toEqual([1, 1, 0, 1]);
   });
 
-  it('every match of every text rule has a trigger the automaton reports within its lead, and starts with one of its first characters', () => {
+  it('every match of every text rule has a trigger the automaton reports within its lead, starts with one of its first characters, and after a non-word one where shown', () => {
     const texts = matchTexts();
     for (const rule of TEXT_RULES) {
       const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
       const word = new Set(rule.kind === 'pattern' ? rule.wordStartTriggers : []);
-      const { lead, first } = regexStarts(re, rule.triggers!, [...word]);
+      const { lead, first, afterNonWord } = regexStarts(re, rule.triggers!, [...word]);
       let matches = 0;
       for (const text of texts) {
         for (const m of text.matchAll(re)) {
           if (m[0].length === 0) continue;
           matches += 1;
           if (first !== undefined) expect(first.includes(m[0].charCodeAt(0) < 128 ? m[0][0]! : '\u0080'), `${rule.id} starts ${JSON.stringify(m[0])}`).toBe(true);
+          if (afterNonWord) expect(/\w/.test(text[m.index - 1] ?? ''), `${rule.id} after ${JSON.stringify(text.slice(m.index - 1, m.index + 20))}`).toBe(false);
           if (lead === undefined) continue;
           const lower = m[0].toLowerCase();
           const reported = (t: string, k: number): boolean => !word.has(t) || !/\w/.test(text[m.index + k - 1] ?? '');

@@ -116,6 +116,10 @@ interface Part extends RegexExtent {
   endsNonWord: boolean;
   /** A `\b` assertion. */
   boundary?: boolean;
+  /** A `^` assertion. */
+  caret?: boolean;
+  /** Every non-empty match starts where no ASCII word character precedes (or none does). */
+  afterNonWord?: boolean;
 }
 
 /** The triggers a lead is shown with, as `PrefilterRule` gives them. */
@@ -152,7 +156,27 @@ function sequence(items: readonly Part[], triggers: TriggerSet | undefined, befo
     len += item.len;
     min += item.min;
   }
-  return { len, min, reach: Math.max(reach, len), back, first, nullable, lead, endsNonWord: contextAt(items, items.length, 'unknown') === 'non-word' };
+  return { len, min, reach: Math.max(reach, len), back, first, nullable, lead, endsNonWord: contextAt(items, items.length, 'unknown') === 'non-word', afterNonWord: startsAfterNonWord(items, first, nullable) };
+}
+
+/**
+ * Whether every non-empty match of a sequence starts after a non-word character or at the text's
+ * start: a leading `^`, a leading `\b` before a word character, or a first consuming part that does.
+ */
+function startsAfterNonWord(items: readonly Part[], first: CharSet, nullable: boolean): boolean {
+  let boundary = false;
+  for (const item of items) {
+    if (item.caret) return true;
+    if (item.boundary) boundary = true;
+    else if (item.len !== 0) return (boundary && !nullable && onlyWordChars(first)) || (!item.nullable && item.afterNonWord === true);
+  }
+  return false;
+}
+
+function onlyWordChars(set: CharSet): boolean {
+  if (set[128] === 1) return false;
+  for (let c = 0; c < 128; c++) if (set[c] === 1 && !WORD_CHARS.includes(c)) return false;
+  return true;
 }
 
 /** What precedes items[k] of a sequence that `before` precedes (zero-width items change nothing). */
@@ -222,6 +246,7 @@ function alternation(items: readonly Part[]): Part {
     nullable: items.some((i) => i.nullable),
     lead: items.every((i) => i.lead !== undefined) ? Math.max(...items.map((i) => i.lead!)) : undefined,
     endsNonWord: items.every((i) => i.endsNonWord),
+    afterNonWord: items.every((i) => i.afterNonWord === true),
   };
 }
 
@@ -239,6 +264,7 @@ function repeat(atom: Part, lo: number, hi: number): Part {
     // The first repetition's trigger, when there is one.
     lead: lo >= 1 ? atom.lead : undefined,
     endsNonWord: lo >= 1 && atom.endsNonWord,
+    afterNonWord: atom.afterNonWord,
   };
 }
 
@@ -265,6 +291,8 @@ export interface RegexStarts extends RegexExtent {
    * non-ASCII one; undefined when a match can be empty (no first character to test).
    */
   first: string | undefined;
+  /** Every non-empty match starts where no ASCII word character precedes it (or at the text's start). */
+  afterNonWord: boolean;
 }
 
 /**
@@ -279,7 +307,7 @@ export function regexStarts(re: RegExp, triggers: readonly string[], wordStart: 
     first = '';
     for (let c = 0; c < 129; c++) if (part.first[c] === 1) first += String.fromCharCode(c);
   }
-  return { len: part.len, min: part.min, reach: part.reach, back: part.back, lead: part.lead, first };
+  return { len: part.len, min: part.min, reach: part.reach, back: part.back, lead: part.lead, first, afterNonWord: part.afterNonWord === true };
 }
 
 /** A {@link RegexStarts} `first` as the table a probe reads: entry c for ASCII c, entry 128 for the rest. */
@@ -422,7 +450,7 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
       i += m[0].length;
       const group = groups[Number(m[0]) - 1] ?? fail('forward or unknown back-reference');
       // The text the group matched, in either case: any characters, possibly none.
-      return { ...group, first: ANY_CHAR, nullable: true, lead: undefined, lit: undefined, endsNonWord: false, boundary: false };
+      return { ...group, first: ANY_CHAR, nullable: true, lead: undefined, lit: undefined, endsNonWord: false, boundary: false, afterNonWord: false };
     }
     if (c === 'k' && src[i + 2] === '<') return fail('named back-reference');
     const one = charAt(src, i);
@@ -480,7 +508,7 @@ function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
       case '^':
         i += 1;
         // What precedes it is a line break, or nothing.
-        return { ...assertion(0, 1), endsNonWord: true };
+        return { ...assertion(0, 1), endsNonWord: true, caret: true };
       case '$':
         i += 1;
         return assertion(1, 0);
@@ -510,7 +538,7 @@ export interface PrefilterRule {
 }
 
 /** True for the code units of ASCII word characters ([A-Za-z0-9_], what `\b` and `\w` see without the `u` flag). */
-function isWordCode(c: number): boolean {
+export function isWordCode(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
 }
 

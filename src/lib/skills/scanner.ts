@@ -15,7 +15,7 @@ import { CHECK_CONTEXT } from './rules/types.js';
 import { sentenceBefore } from './rules/fragments.js';
 import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
 import { escapeForDisplay, nonAsciiRuns, type NonAsciiRuns } from './unicode.js';
-import { firstTable, regexStarts, TriggerAutomaton } from './prefilter.js';
+import { firstTable, isWordCode, regexStarts, TriggerAutomaton } from './prefilter.js';
 import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
 
 export interface ScanOptions {
@@ -53,6 +53,8 @@ interface Extent {
    * (regexStarts); a probe skips every other position without running the regex. Undefined: no test.
    */
   first: Uint8Array | undefined;
+  /** Every non-empty match starts where no ASCII word character precedes it: a probe skips positions after one. */
+  afterNonWord: boolean;
   /** A match starts at most this far before the end of a trigger it contains. */
   before: number;
   /** Characters a match attempt can inspect before / from its start (regexExtent). */
@@ -83,7 +85,7 @@ interface CompiledRule {
  * view needs every rule's extent (triggerMarginOf), and parsing 55 patterns was ~10 ms of a
  * one-file `comis skill scan`. Not declared when the modules load unbundled: they parse.
  */
-declare const __comisRegexExtents: Readonly<Record<string, readonly [len: number, min: number, reach: number, back: number, lead: number | null, first: string | null]>> | undefined;
+declare const __comisRegexExtents: Readonly<Record<string, readonly [len: number, min: number, reach: number, back: number, lead: number | null, first: string | null, afterNonWord: boolean]>> | undefined;
 
 /**
  * The extent of a rule, parsed from its regex on first need (a scan of one file meets the
@@ -95,7 +97,7 @@ function extentOf(c: CompiledRule): Extent {
   const triggers = rule.triggers ?? [];
   const wordStart = rule.kind === 'pattern' ? rule.wordStartTriggers : undefined;
   const built = typeof __comisRegexExtents === 'undefined' ? undefined : __comisRegexExtents[`${re.flags}/${re.source}`];
-  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3], lead: built[4] ?? undefined, first: built[5] ?? undefined } : regexStarts(re, triggers, wordStart);
+  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3], lead: built[4] ?? undefined, first: built[5] ?? undefined, afterNonWord: built[6] } : regexStarts(re, triggers, wordStart);
   // The declared lead and the one shown from the pattern both hold: the smaller one bounds the window.
   const lead = Math.min(rule.lead ?? Infinity, extent.lead ?? Infinity);
   const longestTrigger = Math.max(0, ...triggers.map((t) => t.length));
@@ -103,11 +105,11 @@ function extentOf(c: CompiledRule): Extent {
   const first = extent.first === undefined ? undefined : firstTable(extent.first);
   if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
     if (rule.lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
-    c.extent = { sticky, unbounded: true, first, before: longestTrigger + lead, back: 0, reach: 0, mergeGap: 0 };
+    c.extent = { sticky, unbounded: true, first, afterNonWord: extent.afterNonWord, before: longestTrigger + lead, back: 0, reach: 0, mergeGap: 0 };
   } else {
     const before = Math.min(extent.len, longestTrigger + lead);
     const reach = Math.max(1, extent.reach);
-    c.extent = { sticky, unbounded: false, first, before, back: extent.back, reach, mergeGap: extent.back + reach };
+    c.extent = { sticky, unbounded: false, first, afterNonWord: extent.afterNonWord, before, back: extent.back, reach, mergeGap: extent.back + reach };
   }
   return c.extent;
 }
@@ -551,7 +553,7 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
 function execInSlice(compiled: CompiledRule, text: string, at: number, n: number, windows: readonly number[], resume: { at: number }, onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
   const c = extentOf(compiled);
   const cut = at + text.length < n;
-  const { sticky: y, first } = c;
+  const { sticky: y, first, afterNonWord } = c;
   if (c.unbounded) {
     // In a cut slice an attempt reads up to the first character outside `attemptStops`: it must be in the slice.
     // Only the whole view (execInWindows, or one slice that is all of it) needs no stops.
@@ -572,6 +574,7 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
           const code = text.charCodeAt(p);
           if (first[code < 128 ? code : 128] === 0) continue;
         }
+        if (afterNonWord && p > 0 && isWordCode(text.charCodeAt(p - 1))) continue;
         y.lastIndex = p;
         const m = y.exec(text);
         if (!m || m[0].length === 0) continue;
@@ -598,6 +601,7 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
           const code = text.charCodeAt(p);
           if (first[code < 128 ? code : 128] === 0) continue;
         }
+        if (afterNonWord && p > 0 && isWordCode(text.charCodeAt(p - 1))) continue;
         y.lastIndex = p;
         const m = y.exec(text);
         if (!m) continue;
