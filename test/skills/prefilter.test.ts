@@ -140,17 +140,7 @@ describe('leads', () => {
   it('every match of a rule with a lead has one of its triggers starting at most `lead` characters after its own start', () => {
     const rules = TEXT_RULES.filter((r) => r.lead !== undefined);
     expect(rules.map((r) => r.id).sort()).toEqual(['EXEC_DYNAMIC_CONTEXT', 'EXEC_REMOTE_CODE', 'NET_PASSWORD_ARCHIVE', 'NET_RAW_IP_DOWNLOAD', 'OBF_HEX_LONG', 'PERSIST_SHELL_RC']);
-    const texts: string[] = [];
-    for (const { tp, tn } of Object.values(CASES)) for (const c of [...tp, ...tn] as Case[]) texts.push(typeof c === 'string' ? c : c.text);
-    for (const rule of TEXT_RULES) texts.push(rule.worstCase.repeat(40));
-    // Each alternative of EXEC_REMOTE_CODE's anchor, the triggers as far from the start as they can be.
-    texts.push(
-      'exec(a) eval( b ) subprocess.run(c, shell=True) os.system(d) new    Function(e) NEW\tFUNCTION(f)',
-      'unzip x.zip -P s; unrar x a.rar -pS; 7za x a.7z -pS; 7-zip it, password: s; x.zip pwd s; Passphrase = s, then unpack',
-      'HTTPS://1.2.3.4/x; tcp://5.6.7.8; ftp://9.9.9.9; curl -s 1.1.1.1; Invoke-RestMethod 2.2.2.2',
-      'x |    crontab -; crontab -l; tee -a ~/.bashrc; >> $HOME/.zshrc; launchctl load x; systemctl --user enable y',
-    );
-    if (corpusAvailable()) for (const label of ['benign', 'malicious']) for (const name of readdirSync(join(corpusDir, label))) texts.push(readFileSync(join(corpusDir, label, name), 'utf8'));
+    const texts = matchTexts();
     for (const rule of rules) {
       const word = new Set(rule.kind === 'pattern' ? rule.wordStartTriggers : []);
       let matches = 0;

@@ -553,7 +553,6 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
 function execInSlice(compiled: CompiledRule, text: string, at: number, n: number, windows: readonly number[], resume: { at: number }, onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
   const c = extentOf(compiled);
   const cut = at + text.length < n;
-  const { sticky: y, first, afterNonWord } = c;
   if (c.unbounded) {
     // In a cut slice an attempt reads up to the first character outside `attemptStops`: it must be in the slice.
     // Only the whole view (execInWindows, or one slice that is all of it) needs no stops.
@@ -570,13 +569,7 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
           }
           if (runEnd >= text.length) throw OUTSIDE_SLICE;
         }
-        if (first) {
-          const code = text.charCodeAt(p);
-          if (first[code < 128 ? code : 128] === 0) continue;
-        }
-        if (afterNonWord && p > 0 && isWordCode(text.charCodeAt(p - 1))) continue;
-        y.lastIndex = p;
-        const m = y.exec(text);
+        const m = probe(c, text, p);
         if (!m || m[0].length === 0) continue;
         const end = p + m[0].length;
         onMatch(m, p, end);
@@ -597,13 +590,7 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
       // the match it would find (the same attempt, reading the same characters), and after a match the
       // search goes on from its end. Positions a match cannot start with are skipped untried.
       for (let p = from; p <= to; p++) {
-        if (first) {
-          const code = text.charCodeAt(p);
-          if (first[code < 128 ? code : 128] === 0) continue;
-        }
-        if (afterNonWord && p > 0 && isWordCode(text.charCodeAt(p - 1))) continue;
-        y.lastIndex = p;
-        const m = y.exec(text);
+        const m = probe(c, text, p);
         if (!m) continue;
         if (m[0].length === 0) {
           resume.at = at + p + 1;
@@ -636,6 +623,20 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
       re.lastIndex = next;
     }
   }
+}
+
+/**
+ * The rule's attempt at text[p] (its sticky pattern), or null; untried where a match cannot start:
+ * a first character it cannot start with, or (afterNonWord) a word character before p.
+ */
+function probe(c: Extent, text: string, p: number): RegExpExecArray | null {
+  if (c.first) {
+    const code = text.charCodeAt(p);
+    if (c.first[code < 128 ? code : 128] === 0) return null;
+  }
+  if (c.afterNonWord && p > 0 && isWordCode(text.charCodeAt(p - 1))) return null;
+  c.sticky.lastIndex = p;
+  return c.sticky.exec(text);
 }
 
 /** Whether a co-occurrence rule's unit [unitStart, unitEnd) of `text` holds all its `with` and none of its `unless`, decided once per unit (keyed by its start). */
