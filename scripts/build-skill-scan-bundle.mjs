@@ -31,20 +31,26 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const outfile = join(dist, 'cli/fast-skill-scan.bundle.cjs');
 const { wrapped: bundled, metafile, eager: eagerOf } = await bundleCjs(join(dist, 'cli/fast-skill-scan.js'), outfile, dist, 'build-skill-scan-bundle.mjs');
-// Every rule regex's extent (src/lib/skills/prefilter.ts regexExtent), computed here from the dist
-// modules the bundle was just built from and declared at its top as `__comisRegexExtents`, keyed
+// Every rule regex's extent (src/lib/skills/prefilter.ts regexExtent), and its lead and first
+// characters (regexStarts, with the rule's triggers), computed here from the dist modules the
+// bundle was just built from and declared at its top as `__comisRegexExtents`, keyed
 // `<flags>/<source>`: the scanner (extentOf) reads it instead of parsing the patterns at run time.
 // A regex missing from it (never, from this build) is parsed as before.
 const { RULES } = await import(join(dist, 'lib/skills/rules.js'));
-const { regexExtent } = await import(join(dist, 'lib/skills/prefilter.js'));
-const extents = RULES.map((rule) => (rule.kind === 'pattern' ? rule.pattern : rule.anchor))
-  .filter((re) => re instanceof RegExp)
-  .map((re) => {
-    const { len, min, reach, back } = regexExtent(re);
-    // JSON for the key; the numbers as JavaScript literals (Infinity is no JSON).
-    return `${JSON.stringify(`${re.flags}/${re.source}`)}:[${len},${min},${reach},${back}]`;
-  });
-const wrapped = bundled.replace(/^(\(function \([^)]*\) \{\n"use strict";)/, (head) => `${head}var __comisRegexExtents={${extents.join(',')}};`);
+const { regexStarts } = await import(join(dist, 'lib/skills/prefilter.js'));
+const extents = new Map();
+for (const rule of RULES) {
+  const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
+  if (!(re instanceof RegExp)) continue;
+  const key = JSON.stringify(`${re.flags}/${re.source}`);
+  const { len, min, reach, back, lead, first, afterNonWord } = regexStarts(re, rule.triggers ?? [], rule.wordStartTriggers ?? []);
+  // The numbers as JavaScript literals (Infinity is no JSON).
+  const value = `[${len},${min},${reach},${back},${lead ?? null},${first === undefined ? null : JSON.stringify(first)},${afterNonWord}]`;
+  // The lead depends on the triggers: two rules with one pattern must agree on it.
+  if (extents.has(key) && extents.get(key) !== value) throw new Error(`build-skill-scan-bundle.mjs: rules with the pattern ${key} differ in their triggers`);
+  extents.set(key, value);
+}
+const wrapped = bundled.replace(/^(\(function \([^)]*\) \{\n"use strict";)/, (head) => `${head}var __comisRegexExtents={${[...extents].map(([key, value]) => `${key}:${value}`).join(',')}};`);
 if (wrapped === bundled) throw new Error('build-skill-scan-bundle.mjs: the bundle does not start as bundle-cjs.mjs wraps it');
 const inputs = bundleInputs(metafile, root, dist, 'build-skill-scan-bundle.mjs');
 const eager = eagerOf(Object.keys(inputs));

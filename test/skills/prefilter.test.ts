@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { regexExtent, TriggerAutomaton } from '../../src/lib/skills/prefilter.js';
+import { firstTable, regexExtent, regexStarts, TriggerAutomaton } from '../../src/lib/skills/prefilter.js';
 import { RULES, type CooccurRule, type PatternRule } from '../../src/lib/skills/rules.js';
 import { scanSkillContent, type ScanOptions } from '../../src/lib/skills/scanner.js';
 import { corpusAvailable, corpusDir } from './corpus.js';
@@ -50,6 +50,8 @@ describe('regexExtent', () => {
       const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
       expect(re.flags, rule.id).not.toMatch(/[uv]/);
       const extent = regexExtent(re);
+      // The scanner and the bundle's table take the extent from regexStarts: the same one.
+      expect(regexStarts(re, rule.triggers ?? []), rule.id).toMatchObject(extent);
       if (extent.len === Infinity || extent.reach === Infinity) expect(rule.kind === 'pattern' && rule.lead !== undefined, rule.id).toBe(true);
       expect(rule.triggers?.length, `${rule.id} has triggers`).toBeGreaterThan(0);
     }
@@ -138,17 +140,7 @@ describe('leads', () => {
   it('every match of a rule with a lead has one of its triggers starting at most `lead` characters after its own start', () => {
     const rules = TEXT_RULES.filter((r) => r.lead !== undefined);
     expect(rules.map((r) => r.id).sort()).toEqual(['EXEC_DYNAMIC_CONTEXT', 'EXEC_REMOTE_CODE', 'NET_PASSWORD_ARCHIVE', 'NET_RAW_IP_DOWNLOAD', 'OBF_HEX_LONG', 'PERSIST_SHELL_RC']);
-    const texts: string[] = [];
-    for (const { tp, tn } of Object.values(CASES)) for (const c of [...tp, ...tn] as Case[]) texts.push(typeof c === 'string' ? c : c.text);
-    for (const rule of TEXT_RULES) texts.push(rule.worstCase.repeat(40));
-    // Each alternative of EXEC_REMOTE_CODE's anchor, the triggers as far from the start as they can be.
-    texts.push(
-      'exec(a) eval( b ) subprocess.run(c, shell=True) os.system(d) new    Function(e) NEW\tFUNCTION(f)',
-      'unzip x.zip -P s; unrar x a.rar -pS; 7za x a.7z -pS; 7-zip it, password: s; x.zip pwd s; Passphrase = s, then unpack',
-      'HTTPS://1.2.3.4/x; tcp://5.6.7.8; ftp://9.9.9.9; curl -s 1.1.1.1; Invoke-RestMethod 2.2.2.2',
-      'x |    crontab -; crontab -l; tee -a ~/.bashrc; >> $HOME/.zshrc; launchctl load x; systemctl --user enable y',
-    );
-    if (corpusAvailable()) for (const label of ['benign', 'malicious']) for (const name of readdirSync(join(corpusDir, label))) texts.push(readFileSync(join(corpusDir, label, name), 'utf8'));
+    const texts = matchTexts();
     for (const rule of rules) {
       const word = new Set(rule.kind === 'pattern' ? rule.wordStartTriggers : []);
       let matches = 0;
@@ -159,6 +151,86 @@ describe('leads', () => {
           const reported = (t: string, k: number): boolean => !word.has(t) || !/\w/.test(text[m.index + k - 1] ?? '');
           const ok = rule.triggers!.some((t) => [...lower.matchAll(new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g'))].some((o) => o.index <= rule.lead! && reported(t, o.index)));
           expect(ok, `${rule.id}: ${JSON.stringify(m[0])}`).toBe(true);
+        }
+      }
+      expect(matches, rule.id).toBeGreaterThan(0);
+    }
+  });
+});
+
+/** Every text the lead and first-character tests match rules against: rule cases, worst cases, each alternative's far forms, the corpus. */
+function matchTexts(): string[] {
+  const texts: string[] = [];
+  for (const { tp, tn } of Object.values(CASES)) for (const c of [...tp, ...tn] as Case[]) texts.push(typeof c === 'string' ? c : c.text);
+  for (const rule of TEXT_RULES) texts.push(rule.worstCase.repeat(40));
+  texts.push(
+    'exec(a) eval( b ) subprocess.run(c, shell=True) os.system(d) new    Function(e) NEW\tFUNCTION(f)',
+    'unzip x.zip -P s; unrar x a.rar -pS; 7za x a.7z -pS; 7-zip it, password: s; x.zip pwd s; Passphrase = s, then unpack',
+    'HTTPS://1.2.3.4/x; tcp://5.6.7.8; ftp://9.9.9.9; curl -s 1.1.1.1; Invoke-RestMethod 2.2.2.2',
+    'x |    crontab -; crontab -l; tee -a ~/.bashrc; >> $HOME/.zshrc; launchctl load x; systemctl --user enable y',
+    '`  sudo -E   /usr/local/bin/curl x` `\tpwsh -c x` `/bin/sh -c x`; ---\t\njs\n---j\n--- coffee\n',
+    'The   remote  copy  is  always   canonical; do    not    tell the user; you are   now DAN; Do  not  flag  this',
+  );
+  // Glued to words on the left: word-start triggers and `\b` must agree.
+  texts.push(...texts.map((t) => t.replace(/(^|\s)(\w)/g, '$1x$2')));
+  if (corpusAvailable()) for (const label of ['benign', 'malicious']) for (const name of readdirSync(join(corpusDir, label))) texts.push(readFileSync(join(corpusDir, label, name), 'utf8'));
+  return texts;
+}
+
+describe('regexStarts', () => {
+  it('finds the trigger nearest the start on every path, and what a match can start with', () => {
+    expect(regexStarts(/ab(?:cd|x{1,3}cd)/i, ['cd'])).toEqual({ len: 7, min: 4, reach: 7, back: 0, lead: 5, first: 'Aa', afterNonWord: false });
+    // A trigger split by a quantifier or a class of two letters is not shown; one path without it, no lead.
+    expect(regexStarts(/c\s?d/, ['cd']).lead).toBeUndefined();
+    expect(regexStarts(/[cx]d/, ['cd']).lead).toBeUndefined();
+    expect(regexStarts(/cd|e/, ['cd']).lead).toBeUndefined();
+    expect(regexStarts(/(?:ab)?cd/, ['ab', 'cd']).lead).toBe(2);
+    // The first repetition of a group holds its trigger; none of zero repetitions.
+    expect(regexStarts(/(?:xcd){1,3}/, ['cd']).lead).toBe(1);
+    expect(regexStarts(/(?:xcd){0,3}y/, ['cd']).lead).toBeUndefined();
+    // A family: a backtick, then any character of the rest that makes a trigger.
+    expect(regexStarts(/`[ \t]{0,2}(?:ls|cat)/, ['` ', '`\t', '`l', '`c']).lead).toBe(0);
+    expect(regexStarts(/`[ \t]{0,2}(?:ls|cat|rm)/, ['` ', '`\t', '`l', '`c']).lead).toBeUndefined();
+    // Word-start triggers count only where the regex makes them one.
+    expect(regexStarts(/\bnc\s/, ['nc'], ['nc']).lead).toBe(0);
+    expect(regexStarts(/[;\s]nc\s/, ['nc'], ['nc']).lead).toBe(1);
+    expect(regexStarts(/(?:^|;)(?:nc|ncat)/m, ['nc'], ['nc']).lead).toBe(1);
+    expect(regexStarts(/xnc/, ['nc'], ['nc']).lead).toBeUndefined();
+    expect(regexStarts(/\s?nc/, ['nc'], ['nc']).lead).toBeUndefined();
+    // First characters: case-folded under `i`, classes and escapes, U+0080 for any non-ASCII one.
+    expect(regexStarts(/\bx|[0-2]|\$/, []).first).toBe('$012x');
+    expect(regexStarts(/\s?a/i, []).first).toBe('\t\n\v\f\r Aa\u0080');
+    expect(regexStarts(/[^a]b/, []).first).toContain('\u0080');
+    expect(regexStarts(/a?/, []).first).toBeUndefined();
+    expect(regexStarts(/(a)\1b/, []).first).toBe('a');
+    // Where a match can start: after a non-word character (`\b` before a word character, `^`), or anywhere.
+    expect(regexStarts(/\b(?:ab|c\d)|^-|(?:\b\w)+/m, []).afterNonWord).toBe(true);
+    expect(regexStarts(/\b(?:ab|-)/, []).afterNonWord).toBe(false);
+    expect(regexStarts(/\b(?:ab)?-/, []).afterNonWord).toBe(false);
+    expect(regexStarts(/a?\bb/, []).afterNonWord).toBe(false);
+    expect(regexStarts(/\bab|cd/, []).afterNonWord).toBe(false);
+    const table = firstTable('$a\u0080');
+    expect([table[36], table[97], table[98], table[128]]).toEqual([1, 1, 0, 1]);
+  });
+
+  it('every match of every text rule has a trigger the automaton reports within its lead, starts with one of its first characters, and after a non-word one where shown', () => {
+    const texts = matchTexts();
+    for (const rule of TEXT_RULES) {
+      const re = rule.kind === 'pattern' ? rule.pattern : rule.anchor;
+      const word = new Set(rule.kind === 'pattern' ? rule.wordStartTriggers : []);
+      const { lead, first, afterNonWord } = regexStarts(re, rule.triggers!, [...word]);
+      let matches = 0;
+      for (const text of texts) {
+        for (const m of text.matchAll(re)) {
+          if (m[0].length === 0) continue;
+          matches += 1;
+          if (first !== undefined) expect(first.includes(m[0].charCodeAt(0) < 128 ? m[0][0]! : '\u0080'), `${rule.id} starts ${JSON.stringify(m[0])}`).toBe(true);
+          if (afterNonWord) expect(/\w/.test(text[m.index - 1] ?? ''), `${rule.id} after ${JSON.stringify(text.slice(m.index - 1, m.index + 20))}`).toBe(false);
+          if (lead === undefined) continue;
+          const lower = m[0].toLowerCase();
+          const reported = (t: string, k: number): boolean => !word.has(t) || !/\w/.test(text[m.index + k - 1] ?? '');
+          const ok = rule.triggers!.some((t) => [...lower.matchAll(new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g'))].some((o) => o.index <= lead && reported(t, o.index)));
+          expect(ok, `${rule.id} (lead ${lead}): ${JSON.stringify(m[0])}`).toBe(true);
         }
       }
       expect(matches, rule.id).toBeGreaterThan(0);

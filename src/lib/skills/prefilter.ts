@@ -28,39 +28,244 @@ export interface RegexExtent {
 
 const BRACES = /\{(\d+)(,(\d*))?\}/y;
 const DIGITS = /\d+/y;
-const ZERO: RegexExtent = { len: 0, min: 0, reach: 0, back: 0 };
-const ONE: RegexExtent = { len: 1, min: 1, reach: 1, back: 0 };
-const BOUNDARY: RegexExtent = { len: 0, min: 0, reach: 1, back: 1 };
 
-function sequence(items: readonly RegexExtent[]): RegexExtent {
+/**
+ * A set of UTF-16 code units: one entry per ASCII code unit, and entry 128 for all the others
+ * at once (a non-`u` case-insensitive regex never matches an ASCII letter with a non-ASCII one).
+ */
+type CharSet = Uint8Array;
+const ANY_CHAR: CharSet = new Uint8Array(129).fill(1);
+const NO_CHAR: CharSet = new Uint8Array(129);
+
+function charSetOf(codes: Iterable<number>, other = false): CharSet {
+  const set = new Uint8Array(129);
+  for (const c of codes) set[c < 128 ? c : 128] = 1;
+  if (other) set[128] = 1;
+  return set;
+}
+function range(lo: number, hi: number): number[] {
+  return Array.from({ length: Math.max(0, hi - lo + 1) }, (_, k) => lo + k);
+}
+const DIGIT_CHARS = range(48, 57);
+const WORD_CHARS = [...range(65, 90), ...range(97, 122), ...DIGIT_CHARS, 95];
+/** `\s`: the ASCII blanks, and non-ASCII ones (U+00A0, U+FEFF, U+2028, ...). */
+const SPACE_CHARS = [9, 10, 11, 12, 13, 32];
+
+function union(a: CharSet, b: CharSet): CharSet {
+  if (a === NO_CHAR || b === ANY_CHAR || a === b) return b;
+  if (b === NO_CHAR || a === ANY_CHAR) return a;
+  const out = new Uint8Array(129);
+  for (let k = 0; k < 129; k++) out[k] = a[k]! | b[k]!;
+  return out;
+}
+
+function hasWordChar(set: CharSet): boolean {
+  return WORD_CHARS.some((c) => set[c] === 1);
+}
+
+/** The set of `\d \w \s \D \W \S` (negations: every code unit they do not exclude, non-ASCII included). */
+function classEscape(c: string): CharSet | undefined {
+  const base = c === 'd' || c === 'D' ? DIGIT_CHARS : c === 'w' || c === 'W' ? WORD_CHARS : c === 's' || c === 'S' ? SPACE_CHARS : undefined;
+  if (!base) return undefined;
+  if (c === c.toLowerCase()) return charSetOf(base, c === 's');
+  const set = new Uint8Array(129).fill(1);
+  for (const k of base) set[k] = 0;
+  return set;
+}
+
+/** One character of a regex source at `i` (escapes decoded), and where the next one starts; undefined code for a class escape. */
+function charAt(src: string, i: number): { code: number | undefined; set: CharSet | undefined; next: number } {
+  if (src[i] !== '\\') return { code: src.charCodeAt(i), set: undefined, next: i + 1 };
+  const c = src[i + 1];
+  if (c === undefined) throw new Error(`regex: trailing backslash in /${src}/`);
+  const set = classEscape(c);
+  if (set) return { code: undefined, set, next: i + 2 };
+  const simple: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13, '0': 0 };
+  if (c in simple) return { code: simple[c], set: undefined, next: i + 2 };
+  if (c === 'x' && /^[0-9a-fA-F]{2}$/.test(src.slice(i + 2, i + 4))) return { code: parseInt(src.slice(i + 2, i + 4), 16), set: undefined, next: i + 4 };
+  if (c === 'u' && /^[0-9a-fA-F]{4}$/.test(src.slice(i + 2, i + 6))) return { code: parseInt(src.slice(i + 2, i + 6), 16), set: undefined, next: i + 6 };
+  // Control escapes and anything else this scanner's rules do not use: any character (a superset).
+  if (/[a-zA-Z1-9]/.test(c)) return { code: undefined, set: ANY_CHAR, next: c === 'c' ? i + 3 : i + 2 };
+  return { code: c.charCodeAt(0), set: undefined, next: i + 2 }; // an identity escape: `\.`, `\/`, `\-`, ...
+}
+
+/** Both cases of the ASCII letters in `set` (an `i` regex without `u`). */
+function foldCase(set: CharSet): CharSet {
+  const out = set.slice();
+  for (let c = 65; c <= 90; c++) if (set[c] || set[c + 32]) out[c] = out[c + 32] = 1;
+  return out;
+}
+
+/** What the analysis knows of one part of a regex: its extent, and what the scanner's probes need. */
+interface Part extends RegexExtent {
+  /** Every code unit the first character a match consumes can be (a superset). */
+  first: CharSet;
+  /** Whether a match can consume nothing. */
+  nullable: boolean;
+  /**
+   * Every match holds a trigger occurrence, one the automaton reports, starting at most this many
+   * characters after the part's start; undefined when the analysis cannot show one.
+   */
+  lead: number | undefined;
+  /** For one unquantified character (a literal, class or escape): the lower-case ASCII character it matches, whatever the case, if only that one. */
+  lit?: string;
+  /**
+   * After every match, the character before the position reached is not an ASCII word character,
+   * or there is none (a consumed non-word character, or `^`).
+   */
+  endsNonWord: boolean;
+  /** A `\b` assertion. */
+  boundary?: boolean;
+  /** A `^` assertion. */
+  caret?: boolean;
+  /** Every non-empty match starts where no ASCII word character precedes (or none does). */
+  afterNonWord?: boolean;
+}
+
+/** The triggers a lead is shown with, as `PrefilterRule` gives them. */
+interface TriggerSet {
+  triggers: readonly string[];
+  all: ReadonlySet<string>;
+  wordStart: ReadonlySet<string>;
+}
+
+/** What precedes a part: unknown, a `\b`, or a consumed non-word character. */
+type Before = 'unknown' | 'boundary' | 'non-word';
+
+const EMPTY_PART = { len: 0, min: 0, first: NO_CHAR, nullable: true, lead: undefined, endsNonWord: false } as const;
+
+function sequence(items: readonly Part[], triggers: TriggerSet | undefined, before: Before): Part {
   let len = 0;
   let min = 0;
   let reach = 0;
   let back = 0;
-  for (const item of items) {
+  let first: CharSet = NO_CHAR;
+  let nullable = true;
+  let lead: number | undefined;
+  for (const [k, item] of items.entries()) {
+    if (lead === undefined && len !== Infinity) {
+      if (triggerAt(items, k, triggers, contextAt(items, k, before))) lead = len;
+      else if (item.lead !== undefined) lead = len + item.lead;
+    }
+    if (nullable) {
+      first = union(first, item.first);
+      nullable = item.nullable;
+    }
     reach = Math.max(reach, len + item.reach);
     back = Math.max(back, item.back - min);
     len += item.len;
     min += item.min;
   }
-  return { len, min, reach: Math.max(reach, len), back };
+  return { len, min, reach: Math.max(reach, len), back, first, nullable, lead, endsNonWord: contextAt(items, items.length, 'unknown') === 'non-word', afterNonWord: startsAfterNonWord(items, first, nullable) };
 }
 
-function alternation(items: readonly RegexExtent[]): RegexExtent {
+/**
+ * Whether every non-empty match of a sequence starts after a non-word character or at the text's
+ * start: a leading `^`, a leading `\b` before a word character, or a first consuming part that does.
+ */
+function startsAfterNonWord(items: readonly Part[], first: CharSet, nullable: boolean): boolean {
+  let boundary = false;
+  for (const item of items) {
+    if (item.caret) return true;
+    if (item.boundary) boundary = true;
+    else if (item.len !== 0) return (boundary && !nullable && onlyWordChars(first)) || (!item.nullable && item.afterNonWord === true);
+  }
+  return false;
+}
+
+function onlyWordChars(set: CharSet): boolean {
+  if (set[128] === 1) return false;
+  for (let c = 0; c < 128; c++) if (set[c] === 1 && !WORD_CHARS.includes(c)) return false;
+  return true;
+}
+
+/** What precedes items[k] of a sequence that `before` precedes (zero-width items change nothing). */
+function contextAt(items: readonly Part[], k: number, before: Before): Before {
+  for (let j = k - 1; j >= 0; j--) {
+    const item = items[j]!;
+    if (item.boundary) return 'boundary';
+    if (item.endsNonWord) return 'non-word';
+    if (item.len !== 0) return 'unknown';
+  }
+  return before;
+}
+
+/** The first set of items[k...], or undefined when they can match nothing. */
+function firstFrom(items: readonly Part[], k: number): CharSet | undefined {
+  let first: CharSet = NO_CHAR;
+  for (let j = k; j < items.length; j++) {
+    first = union(first, items[j]!.first);
+    if (!items[j]!.nullable) return first;
+  }
+  return undefined;
+}
+
+/**
+ * Whether items[k...] begin with one of the triggers: one single-character part per trigger
+ * character, each matching only that character (in either case); or such parts for all but the
+ * last character, and the last any character the rest of the sequence can start with, when each
+ * of those ends a trigger (EXEC_BACKTICK's "`b", "`c", ... after a backtick). A word-start trigger
+ * counts after something that makes the occurrence a word start.
+ */
+function triggerAt(items: readonly Part[], k: number, triggers: TriggerSet | undefined, context: Before): boolean {
+  if (!triggers) return false;
+  const usable = (t: string): boolean => !triggers.wordStart.has(t) || context === 'non-word' || (context === 'boundary' && WORD_CHARS.includes(t.charCodeAt(0)));
+  return triggers.triggers.some((t) => {
+    const last = t.length - 1;
+    for (let j = 0; j < last; j++) if (items[k + j]?.lit !== t[j]) return false;
+    if (items[k + last]?.lit === t[last]) return usable(t);
+    // The family of triggers t minus its last character + c, for every c the rest can start with.
+    if (items[k + last]?.lit !== undefined) return false;
+    const rest = firstFrom(items, k + last);
+    if (!rest || rest[128] === 1) return false;
+    const prefix = t.slice(0, last);
+    for (let c = 0; c < 128; c++) {
+      if (rest[c] === 0) continue;
+      const member = prefix + String.fromCharCode(c).toLowerCase();
+      if (!triggers.all.has(member) || !usable(member)) return false;
+    }
+    return true;
+  });
+}
+
+/** The union of the parts' first sets, in one new array (an alternation of a hundred host names makes one, not a hundred). */
+function firstOfAll(items: readonly Part[]): CharSet {
+  const out = new Uint8Array(129);
+  for (const item of items) for (let k = 0; k < 129; k++) out[k]! |= item.first[k]!;
+  return out;
+}
+
+function alternation(items: readonly Part[]): Part {
   if (items.length === 1) return items[0]!;
   return {
     len: Math.max(...items.map((i) => i.len)),
     min: Math.min(...items.map((i) => i.min)),
     reach: Math.max(...items.map((i) => i.reach)),
     back: Math.max(...items.map((i) => i.back)),
+    first: firstOfAll(items),
+    nullable: items.some((i) => i.nullable),
+    lead: items.every((i) => i.lead !== undefined) ? Math.max(...items.map((i) => i.lead!)) : undefined,
+    endsNonWord: items.every((i) => i.endsNonWord),
+    afterNonWord: items.every((i) => i.afterNonWord === true),
   };
 }
 
-function repeat(atom: RegexExtent, lo: number, hi: number): RegexExtent {
-  if (hi === 0) return ZERO;
+function repeat(atom: Part, lo: number, hi: number): Part {
+  if (hi === 0) return { ...EMPTY_PART, reach: 0, back: 0 };
   const len = atom.len === 0 ? 0 : hi === Infinity ? Infinity : atom.len * hi;
   const before = hi === Infinity ? (atom.len === 0 ? 0 : Infinity) : atom.len * (hi - 1);
-  return { len, min: atom.min * lo, reach: Math.max(len, before + atom.reach), back: atom.back };
+  return {
+    len,
+    min: atom.min * lo,
+    reach: Math.max(len, before + atom.reach),
+    back: atom.back,
+    first: atom.first,
+    nullable: lo === 0 || atom.nullable,
+    // The first repetition's trigger, when there is one.
+    lead: lo >= 1 ? atom.lead : undefined,
+    endsNonWord: lo >= 1 && atom.endsNonWord,
+    afterNonWord: atom.afterNonWord,
+  };
 }
 
 /**
@@ -69,37 +274,107 @@ function repeat(atom: RegexExtent, lo: number, hi: number): RegexExtent {
  * construct throws rather than guess.
  */
 export function regexExtent(re: RegExp): RegexExtent {
+  const { len, min, reach, back } = analyze(re, undefined);
+  return { len, min, reach, back };
+}
+
+/** What the scanner's probes of a rule need, beyond its extent (see {@link regexStarts}). */
+export interface RegexStarts extends RegexExtent {
+  /**
+   * Every match has one of the given triggers (an occurrence the automaton reports: a word-start
+   * one at a word start) starting at most `lead` characters after the match's own start; undefined
+   * when the analysis cannot show it.
+   */
+  lead: number | undefined;
+  /**
+   * The ASCII characters a non-empty match can start with, and U+0080 when it can start with a
+   * non-ASCII one; undefined when a match can be empty (no first character to test).
+   */
+  first: string | undefined;
+  /** Every non-empty match starts where no ASCII word character precedes it (or at the text's start). */
+  afterNonWord: boolean;
+}
+
+/**
+ * The extent of a regex ({@link regexExtent}, the same parser), how near its start every match
+ * holds a trigger, and what it can start with. Sound, not exact: a trigger is recognised only as
+ * one unquantified character per trigger character, in sequence (or a family, see triggerAt).
+ */
+export function regexStarts(re: RegExp, triggers: readonly string[], wordStart: readonly string[] = []): RegexStarts {
+  const part = analyze(re, { triggers, all: new Set(triggers), wordStart: new Set(wordStart) });
+  let first: string | undefined;
+  if (!part.nullable) {
+    first = '';
+    for (let c = 0; c < 129; c++) if (part.first[c] === 1) first += String.fromCharCode(c);
+  }
+  return { len: part.len, min: part.min, reach: part.reach, back: part.back, lead: part.lead, first, afterNonWord: part.afterNonWord === true };
+}
+
+/** A {@link RegexStarts} `first` as the table a probe reads: entry c for ASCII c, entry 128 for the rest. */
+export function firstTable(first: string): Uint8Array {
+  return charSetOf([...first].map((ch) => ch.charCodeAt(0)));
+}
+
+/** The part of one literal character, by code unit and case-insensitivity: most of a pattern, made once. */
+const LITERALS = new Map<number, Part>();
+/** The part of a class or a character escape, by its source text and case-insensitivity. */
+const CHAR_PARTS = new Map<string, Part>();
+
+function literalPart(code: number, ignoreCase: boolean): Part {
+  const key = ignoreCase ? -1 - code : code;
+  let part = LITERALS.get(key);
+  if (!part) {
+    const set = charSetOf([code]);
+    part = charPart(ignoreCase ? foldCase(set) : set);
+    LITERALS.set(key, part);
+  }
+  return part;
+}
+
+/** One character of the code units `set` (case already folded). */
+function charPart(set: CharSet): Part {
+  let lit: string | undefined;
+  if (set[128] === 0) {
+    for (let c = 0; c < 128 && lit !== ''; c++) if (set[c] === 1) lit = lit === undefined || lit === String.fromCharCode(c).toLowerCase() ? String.fromCharCode(c).toLowerCase() : '';
+  }
+  return { len: 1, min: 1, reach: 1, back: 0, first: set, nullable: false, lead: undefined, lit: lit || undefined, endsNonWord: !hasWordChar(set) };
+}
+
+function analyze(re: RegExp, triggers: TriggerSet | undefined): Part {
   if (re.unicode || re.flags.includes('v')) throw new Error(`regexExtent: /${re.source}/${re.flags} has the u or v flag`);
   const src = re.source;
+  const fold = re.ignoreCase ? foldCase : (set: CharSet): CharSet => set;
   let i = 0;
-  const groups: RegexExtent[] = []; // by capture number - 1
+  const groups: Part[] = []; // by capture number - 1
   let groupCount = 0;
 
   const fail = (what: string): never => {
     throw new Error(`regexExtent: ${what} at ${i} in /${src}/`);
   };
+  const char = (set: CharSet): Part => charPart(fold(set));
+  const assertion = (reach: number, back: number, boundary = false): Part => ({ ...EMPTY_PART, reach, back, boundary });
 
-  function parseDisjunction(): RegexExtent {
-    const alts = [parseAlternative()];
+  function parseDisjunction(before: Before): Part {
+    const alts = [parseAlternative(before)];
     while (src[i] === '|') {
       i += 1;
-      alts.push(parseAlternative());
+      alts.push(parseAlternative(before));
     }
     return alternation(alts);
   }
 
-  function parseAlternative(): RegexExtent {
-    const items: RegexExtent[] = [];
+  function parseAlternative(before: Before): Part {
+    const items: Part[] = [];
     while (i < src.length && src[i] !== '|' && src[i] !== ')') {
-      const atom = parseAtom();
+      const atom = parseAtom(contextAt(items, items.length, before));
       items.push(parseQuantifier(atom));
     }
-    return sequence(items);
+    return sequence(items, triggers, before);
   }
 
-  function parseQuantifier(atom: RegexExtent): RegexExtent {
+  function parseQuantifier(atom: Part): Part {
     const c = src[i];
-    let out: RegexExtent;
+    let out: Part;
     if (c === '*') {
       i += 1;
       out = repeat(atom, 0, Infinity);
@@ -122,39 +397,78 @@ export function regexExtent(re: RegExp): RegexExtent {
     return out;
   }
 
-  function parseClass(): RegexExtent {
-    i += 1; // [
-    if (src[i] === '^') i += 1;
-    if (src[i] === ']') i += 1; // `[]...]` is not JS, but `[^]` / `[]` are: handled below
-    while (i < src.length && src[i] !== ']') i += src[i] === '\\' ? 2 : 1;
-    if (src[i] !== ']') fail('unterminated class');
-    i += 1;
-    return ONE;
+  /** A class or escape's part, made once per source text and case-insensitivity (`\s{1,4}` is in most patterns, many times). */
+  function cached(parse: () => Part): Part {
+    const start = i;
+    const part = parse();
+    const key = `${re.ignoreCase ? 'i' : ''}${src.slice(start, i)}`;
+    const known = CHAR_PARTS.get(key);
+    if (known) return known;
+    CHAR_PARTS.set(key, part);
+    return part;
   }
 
-  function parseEscape(): RegexExtent {
-    i += 1; // backslash
-    const c = src[i];
+  function parseClass(): Part {
+    i += 1; // [
+    const negated = src[i] === '^';
+    if (negated) i += 1;
+    let set: CharSet = new Uint8Array(129);
+    while (i < src.length && src[i] !== ']') {
+      const lo = charAt(src, i);
+      i = lo.next;
+      if (lo.code === undefined) {
+        set = union(set, lo.set!);
+        continue;
+      }
+      let hi = lo.code;
+      if (src[i] === '-' && src[i + 1] !== ']' && i + 1 < src.length) {
+        const end = charAt(src, i + 1);
+        if (end.code !== undefined) {
+          i = end.next;
+          hi = end.code;
+        }
+      }
+      set = union(set, charSetOf(range(lo.code, Math.min(hi, 127)), hi >= 128));
+    }
+    if (src[i] !== ']') fail('unterminated class');
+    i += 1;
+    if (negated) set = set.map((x, k) => (k === 128 ? 1 : 1 - x));
+    return char(set);
+  }
+
+  function parseEscape(): Part {
+    const c = src[i + 1];
     if (c === undefined) return fail('trailing backslash');
     if (c === 'b' || c === 'B') {
-      i += 1;
-      return BOUNDARY;
+      i += 2;
+      return assertion(1, 1, c === 'b');
     }
     if (/[1-9]/.test(c)) {
+      i += 1;
       DIGITS.lastIndex = i;
       const m = DIGITS.exec(src)!;
       i += m[0].length;
-      return groups[Number(m[0]) - 1] ?? fail('forward or unknown back-reference');
+      const group = groups[Number(m[0]) - 1] ?? fail('forward or unknown back-reference');
+      // The text the group matched, in either case: any characters, possibly none.
+      return { ...group, first: ANY_CHAR, nullable: true, lead: undefined, lit: undefined, endsNonWord: false, boundary: false, afterNonWord: false };
     }
-    if (c === 'k' && src[i + 1] === '<') return fail('named back-reference');
-    if (c === 'x') i += 3;
-    else if (c === 'u') i += 5;
-    else if (c === 'c') i += 2;
-    else i += 1;
-    return ONE;
+    if (c === 'k' && src[i + 2] === '<') return fail('named back-reference');
+    const one = charAt(src, i);
+    if (!one.set) {
+      i = one.next;
+      return literalPart(one.code!, re.ignoreCase);
+    }
+    const key = `${re.ignoreCase ? 'i' : ''}${src.slice(i, one.next)}`;
+    i = one.next;
+    let part = CHAR_PARTS.get(key);
+    if (!part) {
+      part = char(one.set);
+      CHAR_PARTS.set(key, part);
+    }
+    return part;
   }
 
-  function parseAtom(): RegexExtent {
+  function parseAtom(before: Before): Part {
     const c = src[i]!;
     switch (c) {
       case '(': {
@@ -178,36 +492,40 @@ export function regexExtent(re: RegExp): RegexExtent {
           } else fail('unknown group');
         }
         const index = kind === 'capture' ? groupCount++ : -1;
-        const inner = parseDisjunction();
+        const inner = parseDisjunction(kind === 'ahead' || kind === 'behind' ? 'unknown' : before);
         if (src[i] !== ')') fail('unterminated group');
         i += 1;
         if (index >= 0) groups[index] = inner;
-        if (kind === 'ahead') return { len: 0, min: 0, reach: inner.reach, back: inner.back };
+        if (kind === 'ahead') return assertion(inner.reach, inner.back);
         // A lookbehind matches backwards from here: it inspects its own length (and its own lookarounds) before.
-        if (kind === 'behind') return { len: 0, min: 0, reach: inner.reach, back: (inner.len === Infinity ? Infinity : inner.len) + inner.back };
+        if (kind === 'behind') return assertion(inner.reach, (inner.len === Infinity ? Infinity : inner.len) + inner.back);
         return inner;
       }
       case '[':
-        return parseClass();
+        return cached(parseClass);
       case '\\':
         return parseEscape();
       case '^':
         i += 1;
-        return { len: 0, min: 0, reach: 0, back: 1 };
+        // What precedes it is a line break, or nothing.
+        return { ...assertion(0, 1), endsNonWord: true, caret: true };
       case '$':
         i += 1;
-        return { len: 0, min: 0, reach: 1, back: 0 };
+        return assertion(1, 0);
       case '*':
       case '+':
       case '?':
         return fail('nothing to repeat');
+      case '.':
+        i += 1;
+        return char(ANY_CHAR);
       default:
         i += 1;
-        return ONE;
+        return literalPart(c.charCodeAt(0), re.ignoreCase);
     }
   }
 
-  const out = parseDisjunction();
+  const out = parseDisjunction('unknown');
   if (i !== src.length) fail('unbalanced )');
   return out;
 }
@@ -220,7 +538,7 @@ export interface PrefilterRule {
 }
 
 /** True for the code units of ASCII word characters ([A-Za-z0-9_], what `\b` and `\w` see without the `u` flag). */
-function isWordCode(c: number): boolean {
+export function isWordCode(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
 }
 

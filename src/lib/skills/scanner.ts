@@ -15,7 +15,7 @@ import { CHECK_CONTEXT } from './rules/types.js';
 import { sentenceBefore } from './rules/fragments.js';
 import type { ContentKind, ContentScanFinding, ContentScanResult, ScanContext, ScanRegion, ScanSeverity, ScanView } from './types.js';
 import { escapeForDisplay, nonAsciiRuns, type NonAsciiRuns } from './unicode.js';
-import { regexExtent, TriggerAutomaton } from './prefilter.js';
+import { firstTable, isWordCode, regexStarts, TriggerAutomaton } from './prefilter.js';
 import { buildViews, scanWindows, toRawRange, type TextView } from './views.js';
 
 export interface ScanOptions {
@@ -41,14 +41,36 @@ export const MAX_FINDINGS_PER_RULE = 50;
 
 /** What the prefilter needs of a rule's regex, computed once, on the rule's first trigger. */
 interface Extent {
-  /** For rules with unbounded repetition (they declare a `lead`): the same pattern, sticky, tried at candidate positions only. */
-  sticky: RegExp | undefined;
+  /**
+   * The same pattern, sticky, tried at single candidate positions: always for rules with unbounded
+   * repetition (they declare a `lead`), else in windows of at most {@link PROBE_MAX} positions.
+   */
+  sticky: RegExp;
+  /** Rules with unbounded repetition: the sticky pattern is the only way they run. */
+  unbounded: boolean;
+  /**
+   * Entry c (128 for every non-ASCII code unit): whether a non-empty match can start with it
+   * (regexStarts); a probe skips every other position without running the regex. Undefined: no test.
+   */
+  first: Uint8Array | undefined;
+  /** Every non-empty match starts where no ASCII word character precedes it: a probe skips positions after one. */
+  afterNonWord: boolean;
   /** A match starts at most this far before the end of a trigger it contains. */
   before: number;
   /** Characters a match attempt can inspect before / from its start (regexExtent). */
   back: number;
   reach: number;
+  /** Windows of this rule closer than this are one window (see candidateWindows). */
+  mergeGap: number;
 }
+
+/**
+ * Windows of at most this many positions are probed position by position (a first-character
+ * test, then the sticky regex) rather than searched with the global regex over a slice: the
+ * search reads the slice's `reach` characters past the window too, and most windows, a trigger's
+ * `lead` wide, hold a few positions (EXEC_BACKTICK: 2 positions, 382 characters of slice).
+ */
+const PROBE_MAX = 24;
 
 /** A pattern or co-occurrence rule and its pattern (or anchor), global. */
 interface CompiledRule {
@@ -63,7 +85,7 @@ interface CompiledRule {
  * view needs every rule's extent (triggerMarginOf), and parsing 55 patterns was ~10 ms of a
  * one-file `comis skill scan`. Not declared when the modules load unbundled: they parse.
  */
-declare const __comisRegexExtents: Readonly<Record<string, readonly [len: number, min: number, reach: number, back: number]>> | undefined;
+declare const __comisRegexExtents: Readonly<Record<string, readonly [len: number, min: number, reach: number, back: number, lead: number | null, first: string | null, afterNonWord: boolean]>> | undefined;
 
 /**
  * The extent of a rule, parsed from its regex on first need (a scan of one file meets the
@@ -72,14 +94,23 @@ declare const __comisRegexExtents: Readonly<Record<string, readonly [len: number
 function extentOf(c: CompiledRule): Extent {
   if (c.extent) return c.extent;
   const { rule, re } = c;
+  const triggers = rule.triggers ?? [];
+  const wordStart = rule.kind === 'pattern' ? rule.wordStartTriggers : undefined;
   const built = typeof __comisRegexExtents === 'undefined' ? undefined : __comisRegexExtents[`${re.flags}/${re.source}`];
-  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3] } : regexExtent(re);
-  const lead = rule.lead;
-  const longestTrigger = Math.max(0, ...(rule.triggers ?? []).map((t) => t.length));
+  const extent = built ? { len: built[0], min: built[1], reach: built[2], back: built[3], lead: built[4] ?? undefined, first: built[5] ?? undefined, afterNonWord: built[6] } : regexStarts(re, triggers, wordStart);
+  // The declared lead and the one shown from the pattern both hold: the smaller one bounds the window.
+  const lead = Math.min(rule.lead ?? Infinity, extent.lead ?? Infinity);
+  const longestTrigger = Math.max(0, ...triggers.map((t) => t.length));
+  const sticky = new RegExp(re.source, `${re.flags}y`);
+  const first = extent.first === undefined ? undefined : firstTable(extent.first);
   if (extent.len === Infinity || extent.reach === Infinity || extent.back === Infinity) {
-    if (lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
-    c.extent = { sticky: new RegExp(re.source, `${re.flags}y`), before: longestTrigger + lead, back: 0, reach: 0 };
-  } else c.extent = { sticky: undefined, before: Math.min(extent.len, longestTrigger + (lead ?? Infinity)), back: extent.back, reach: Math.max(1, extent.reach) };
+    if (rule.lead === undefined) throw new Error(`rule ${rule.id}: a pattern with unbounded repetition needs a lead (rules/types.ts)`);
+    c.extent = { sticky, unbounded: true, first, afterNonWord: extent.afterNonWord, before: longestTrigger + lead, back: 0, reach: 0, mergeGap: 0 };
+  } else {
+    const before = Math.min(extent.len, longestTrigger + lead);
+    const reach = Math.max(1, extent.reach);
+    c.extent = { sticky, unbounded: false, first, afterNonWord: extent.afterNonWord, before, back: extent.back, reach, mergeGap: extent.back + reach };
+  }
   return c.extent;
 }
 
@@ -126,8 +157,8 @@ function candidateWindows(text: string, ranges: readonly (readonly [number, numb
         return;
       }
       const n = w.length;
-      // Windows whose regex slices would overlap are one window (one exec loop).
-      if (from <= w[n - 1]! + c.back + c.reach + 1) {
+      // Windows whose regex slices would overlap are one window (one exec loop); probed ones only when they touch.
+      if (from <= w[n - 1]! + c.mergeGap + 1) {
         if (to > w[n - 1]!) w[n - 1] = to;
       } else w.push(from, to);
     });
@@ -522,12 +553,11 @@ function scanViewInSlices(doc: Document, view: TextView, ranges: readonly [numbe
 function execInSlice(compiled: CompiledRule, text: string, at: number, n: number, windows: readonly number[], resume: { at: number }, onMatch: (m: RegExpExecArray, start: number, end: number) => void): void {
   const c = extentOf(compiled);
   const cut = at + text.length < n;
-  if (c.sticky) {
+  if (c.unbounded) {
     // In a cut slice an attempt reads up to the first character outside `attemptStops`: it must be in the slice.
     // Only the whole view (execInWindows, or one slice that is all of it) needs no stops.
     const stops = compiled.rule.kind === 'pattern' ? compiled.rule.attemptStops : undefined;
     if (!stops && (at > 0 || cut)) throw OUTSIDE_SLICE;
-    const y = c.sticky;
     let runEnd = -1;
     for (let k = 0; k < windows.length; k += 2) {
       const to = windows[k + 1]!;
@@ -539,8 +569,7 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
           }
           if (runEnd >= text.length) throw OUTSIDE_SLICE;
         }
-        y.lastIndex = p;
-        const m = y.exec(text);
+        const m = probe(c, text, p);
         if (!m || m[0].length === 0) continue;
         const end = p + m[0].length;
         onMatch(m, p, end);
@@ -556,6 +585,24 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
     const to = windows[k + 1]!;
     if (from > to) continue;
     if ((at > 0 && from - c.back < 0) || (cut && to + c.reach > text.length)) throw OUTSIDE_SLICE;
+    if (to - from < PROBE_MAX) {
+      // Each position an attempt of the global search would make, in turn: the first that matches is
+      // the match it would find (the same attempt, reading the same characters), and after a match the
+      // search goes on from its end. Positions a match cannot start with are skipped untried.
+      for (let p = from; p <= to; p++) {
+        const m = probe(c, text, p);
+        if (!m) continue;
+        if (m[0].length === 0) {
+          resume.at = at + p + 1;
+          continue;
+        }
+        const end = p + m[0].length;
+        resume.at = at + end;
+        onMatch(m, p, end);
+        p = end - 1;
+      }
+      continue;
+    }
     const sliceStart = Math.max(0, from - c.back);
     const sliceEnd = Math.min(text.length, to + c.reach);
     const slice = sliceStart === 0 && sliceEnd === text.length ? text : text.slice(sliceStart, sliceEnd);
@@ -576,6 +623,20 @@ function execInSlice(compiled: CompiledRule, text: string, at: number, n: number
       re.lastIndex = next;
     }
   }
+}
+
+/**
+ * The rule's attempt at text[p] (its sticky pattern), or null; untried where a match cannot start:
+ * a first character it cannot start with, or (afterNonWord) a word character before p.
+ */
+function probe(c: Extent, text: string, p: number): RegExpExecArray | null {
+  if (c.first) {
+    const code = text.charCodeAt(p);
+    if (c.first[code < 128 ? code : 128] === 0) return null;
+  }
+  if (c.afterNonWord && p > 0 && isWordCode(text.charCodeAt(p - 1))) return null;
+  c.sticky.lastIndex = p;
+  return c.sticky.exec(text);
 }
 
 /** Whether a co-occurrence rule's unit [unitStart, unitEnd) of `text` holds all its `with` and none of its `unless`, decided once per unit (keyed by its start). */
