@@ -34,9 +34,9 @@ export const ENV_RULES: readonly Rule[] = [
     help: 'The whole environment is sent to a network tool or an encoder. Remove it.',
     pattern:
       /(?:^|[\s;&|(`$])(?:env|printenv|set|export\s{1,4}-p|declare\s{1,4}-x|(?:Get-ChildItem|gci|ls|dir)\s{1,4}env:)\s{0,8}\|\s{0,8}(?:curl|wget|nc|ncat|netcat|base64|xxd|gzip|openssl|ssh|socat|tee|python[23]?|node)\b|\b(?:json\.dumps|str|repr)\s{0,4}\(\s{0,4}(?:dict\s{0,4}\(\s{0,4})?os\.environ\s{0,4}\)|\bJSON\.stringify\s{0,4}\(\s{0,4}process\.env\s{0,4}[,)]/gim,
-    triggers: ['env', 'set', 'declare'],
-    // `set` and `declare` follow `^` or one of `\s;&|(`$`; `env` does not (`printenv`).
-    wordStartTriggers: ['set', 'declare'],
+    triggers: ['env', 'set', 'declare', 'export'],
+    // `set`, `declare` and `export` follow `^` or one of `\s;&|(`$`; `env` does not (`printenv`).
+    wordStartTriggers: ['set', 'declare', 'export'],
     worstCase: 'env |env | ',
   },
   {
@@ -51,7 +51,9 @@ export const ENV_RULES: readonly Rule[] = [
     anchor:
       /\bos\.environ\.(?:items|values)\s{0,2}\(\s{0,2}\)|\bObject\.(?:entries|values)\s{0,2}\(\s{0,2}process\.env\s{0,2}\)|\bfor\s{1,4}\w{1,20}\s{1,4}in\s{1,4}\$\(\s{0,2}(?:env|printenv)\s{0,2}\)|\b(?:env|printenv)\s{0,4}\|\s{0,4}grep\b/gi,
     with: [/\b(?:KEY|TOKEN|SECRET|PASS(?:WORD)?|CRED(?:ENTIAL)?S?)\b|["'](?:KEY|TOKEN|SECRET|PASS)/],
-    triggers: ['environ', 'process.env', 'env'],
+    // Not `process.env` beside `env`: the automaton reports the longest trigger ending at a position,
+    // and the window it gave missed `process.env | grep` (a match that starts at `env`).
+    triggers: ['environ', 'env'],
     worstCase: 'os.environ.items() KEY ',
   },
 ];

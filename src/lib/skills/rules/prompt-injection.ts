@@ -41,7 +41,8 @@ export const PROMPT_INJECTION_RULES: readonly Rule[] = [
     anchor:
       /\b(?:remote|fetched|upstream|downloaded|online|live|hosted|served|linked|external)\s{1,4}(?:copy|version|config\w{0,9}|instructions?|rules|ruleset|spec|reference|content|policy|directives?|document\w{0,3}|page|source)\s{1,4}(?:is|are)\s{1,4}(?:always\s{1,4})?(?:authoritative|canonical|the\s{1,4}source\s{1,4}of\s{1,4}truth)\b|\bauthoritative\s{1,4}(?:setup|over)\b|\b(?:supersedes?|overrides?)\s{1,4}(?:anything|everything|all)\b|\btreat\s{1,4}[^.\n]{0,60}?\bas\s{1,4}(?:(?:a|the)\s{1,4})?(?:authoritative|trusted|the\s{1,4}source\s{1,4}of\s{1,4}truth|(?:direct\s{1,4})?(?:instructions?|commands?)|\w{0,20}\s{0,4}setup\s{1,4}steps)\b|\bfollow\s{1,4}(?:them|it|every\s{1,4}\w{1,20}|each\s{1,4}\w{1,20}|all\s{1,4}\w{1,20}|its\s{1,4}\w{1,20})\s{1,4}(?:exactly|verbatim|precisely|step\s{1,4}by\s{1,4}step|in\s{1,4}\/tmp\/)|\bwhatever\s{1,4}it\s{1,4}says\b|\bover\s{1,4}anything\s{1,4}bundled\b|\bdo\s{1,4}not\s{1,4}substitute\s{1,4}bundled\b/gi,
     with: [/\b(?:fetch\w{0,3}|download\w{0,3}|remote|upstream|url|curl|wget|served|online|live\s{1,4}(?:rule|config)\w{0,10}|returned|response|tool\s{1,4}output|reference|readme|spec|\/tmp\/)\b|https?:\/\/|\/tmp\//i],
-    triggers: ['authoritative', 'canonical', 'source of truth', 'supersede', 'override', 'treat', 'follow', 'whatever it says', 'bundled'],
+    // `truth`, not `source of truth`: the pattern allows up to four spaces between the words.
+    triggers: ['authoritative', 'canonical', 'truth', 'supersede', 'override', 'treat', 'follow', 'whatever it says', 'bundled'],
     worstCase: 'treat treat treat ',
   },
   {
