@@ -6,42 +6,16 @@
  * are shown escaped; `--raw` passes them through; piped stdout stays byte
  * for byte; the stderr tail is escaped even when piped.
  */
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { comisBin, repoRoot } from '../helpers/cli.js';
 import { makeHome } from '../helpers/orchestrate.js';
-import { tempDir } from '../helpers/temp.js';
+import { underPty as runUnderPty } from '../helpers/pty.js';
 
 /** Runs argv with stdin, stdout and stderr on a fresh pty; returns every byte the terminal received. */
 function underPty(argv: string[], env: Record<string, string>): { status: number | null; bytes: Buffer } {
-  const dir = tempDir('comis-pty-');
-  const driver = join(dir, 'pty_run.py');
-  writeFileSync(
-    driver,
-    `import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b''
-while True:
-    try:
-        data = os.read(fd, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    out += data
-_, status = os.waitpid(pid, 0)
-sys.stdout.buffer.write(out)
-sys.exit(os.waitstatus_to_exitcode(status))
-`,
-  );
-  const res = spawnSync('python3', [driver, ...argv], { env: { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin' }, cwd: repoRoot, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
-  return { status: res.status, bytes: res.stdout };
+  return runUnderPty(argv, { env, cwd: repoRoot });
 }
 
 // Clipboard write, cursor-position query, line overwrite, one-byte C1 CSI (U+009B) clear screen.

@@ -5,7 +5,7 @@ import { buildSync } from 'esbuild';
 import { expect } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
-import { isRoot } from '../../src/lib/jail/host.js';
+import { findHelper, isRoot } from '../../src/lib/jail/host.js';
 import { DEFAULT_JAIL_LIMITS, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
 import type { JailMount, JailRequest, JailResourceLimits, JailedProcess } from '../../src/lib/jail/types.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -149,4 +149,51 @@ export function bundleJail(dir: string): string {
   const out = join(dir, 'jail.mjs');
   buildSync({ entryPoints: [join(repoRoot, 'src/lib/jail/spawn.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: out, logLevel: 'error' });
   return out;
+}
+
+/**
+ * A bare bubblewrap command line for positive controls: the jail's namespaces, uid and dropped
+ * capabilities, with neither comis's seccomp filter nor its mounts; `script` bound at `/probe.py`
+ * and run by `/usr/bin/python3 -I` with `args`. As root it first drops to `uid` as the jail does
+ * (not root, bubblewrap already runs as our own uid).
+ */
+export function bareBwrapPython(script: string, uid: number, args: readonly string[] = [], opts: { newSession?: boolean } = {}): string[] {
+  const drop = root ? [findHelper('setpriv')!, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs'] : [];
+  return [
+    ...drop,
+    findHelper('bwrap') ?? 'bwrap',
+    '--unshare-all',
+    '--unshare-user',
+    '--uid',
+    '1000',
+    '--gid',
+    '1000',
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    ...(opts.newSession === false ? [] : ['--new-session']),
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--ro-bind',
+    script,
+    '/probe.py',
+    '/usr/bin/python3',
+    '-I',
+    '/probe.py',
+    ...args,
+  ];
 }

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { deriveJailUid, findHelper } from '../../src/lib/jail/host.js';
+import { deriveJailUid } from '../../src/lib/jail/host.js';
 import { prepareWritableDir } from '../../src/lib/jail/mounts.js';
 import { hostSeccompArch, syscallNumber, type SyscallName } from '../../src/lib/jail/seccomp.js';
 import { tempDir } from '../helpers/temp.js';
-import { python, root, runInJail } from '../jail/helpers.js';
+import { bareBwrapPython, python, root, runInJail } from '../jail/helpers.js';
 
 const arch = hostSeccompArch()!;
 const NR = Object.fromEntries(
@@ -240,47 +240,8 @@ print('su', p.returncode, b'uid=0' in p.stdout)
     prepareWritableDir(dir, uid);
     const script = join(dir, 'probe.py');
     writeFileSync(script, SYSCALL_PROBES);
-    const drop = root ? [findHelper('setpriv')!, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs'] : [];
-    const [cmd, ...pre] = [...drop, 'bwrap'];
-    const res = spawnSync(
-      cmd!,
-      [
-        ...pre,
-        '--unshare-all',
-        '--unshare-user',
-        '--uid',
-        '1000',
-        '--gid',
-        '1000',
-        '--cap-drop',
-        'ALL',
-        '--die-with-parent',
-        '--new-session',
-        '--ro-bind',
-        '/usr',
-        '/usr',
-        '--symlink',
-        'usr/lib',
-        '/lib',
-        '--symlink',
-        'usr/lib64',
-        '/lib64',
-        '--symlink',
-        'usr/bin',
-        '/bin',
-        '--proc',
-        '/proc',
-        '--dev',
-        '/dev',
-        '--ro-bind',
-        script,
-        '/probe.py',
-        '/usr/bin/python3',
-        '-I',
-        '/probe.py',
-      ],
-      { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8', timeout: 30_000 },
-    );
+    const [cmd, ...args] = bareBwrapPython(script, uid);
+    const res = spawnSync(cmd!, args, { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8', timeout: 30_000 });
     expect(res.stderr).toBe('');
     expect(res.status).toBe(0);
     const out = JSON.parse(res.stdout) as Record<string, number> & { tty: Record<string, number | boolean> };

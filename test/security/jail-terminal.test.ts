@@ -14,16 +14,17 @@
  * process-group rule left out, a script's kill(0, SIGKILL) kills its supervisor's group and the run
  * looks like a deadline kill.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { deriveJailUid, findHelper } from '../../src/lib/jail/host.js';
+import { deriveJailUid } from '../../src/lib/jail/host.js';
 import { prepareWritableDir } from '../../src/lib/jail/spawn.js';
+import { underPty as runUnderPty } from '../helpers/pty.js';
 import { tempDir } from '../helpers/temp.js';
-import { bundleJail, root, workspace } from '../jail/helpers.js';
+import { bareBwrapPython, bundleJail, root, workspace } from '../jail/helpers.js';
 
 const PY = '/usr/bin/python3';
 const ENXIO = 6;
@@ -105,43 +106,29 @@ interface Outcome {
 }
 
 /**
- * Runs `argv` under a new pseudo-terminal: the pty's child is a shell that leads the new session with
- * the pty as its controlling terminal, and runs `argv` as its own child, which inherits the terminal
- * without leading the session. Returns what appeared on the terminal.
+ * Runs `argv` under a new pseudo-terminal: a shell leads the new session with the pty as its
+ * controlling terminal and runs `argv` as its own child, which inherits the terminal without
+ * leading the session. Returns what appeared on the terminal.
  */
 function underPty(argv: string[]): { screen: string; status: number | null } {
-  const harness = `
-import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv('/bin/sh', ['/bin/sh', '-c', '"$@"; exit $?', 'sh'] + sys.argv[1:])
-out = b''
-while True:
-    try:
-        chunk = os.read(fd, 65536)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode('utf-8', 'replace'))
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
-  const res = spawnSync(PY, ['-I', '-c', harness, ...argv], { encoding: 'utf8', timeout: 60_000 });
-  return { screen: res.stdout, status: res.status };
+  const { status, bytes } = runUnderPty(['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...argv], { timeoutMs: 60_000 });
+  return { screen: bytes.toString('utf8'), status };
 }
 
 /** Runs `argv` with no controlling terminal: in a new session (setsid), as the child of its leader (a shell). */
-function withoutTerminal(argv: string[]): void {
-  const res = spawnSync('/bin/sh', ['-c', '"$@"; exit $?', 'sh', ...argv], { detached: true, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  expect(res.stderr).toBe('');
-  expect(res.status).toBe(0);
+async function withoutTerminal(argv: string[]): Promise<void> {
+  const child = spawn('/bin/sh', ['-c', '"$@"; exit $?', 'sh', ...argv], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stdout.resume();
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolveExit) => child.on('close', resolveExit));
+  expect(err).toBe('');
+  expect(code).toBe(0);
 }
 
 describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync(PY) ? '' : ' [needs /usr/bin/python3]'}`, () => {
   /** One supervised jail from a caller with (`pty`) or without a controlling terminal. */
-  function runCaller(terminal: boolean, opts: { attack?: boolean; weaken?: boolean } = {}): Outcome {
+  async function runCaller(terminal: boolean, opts: { attack?: boolean; weaken?: boolean } = {}): Promise<Outcome> {
     const ws = workspace();
     const mark = `m${process.pid}${Math.floor(Math.random() * 1e9)}`;
     writeFileSync(join(ws.path, 'probe.py'), PROBE);
@@ -152,7 +139,7 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     writeFileSync(driver, driverSource(bundle, ws, 'probe.py', mark, opts.attack === true, opts.weaken === true, result));
     let screen = '';
     if (terminal) ({ screen } = underPty([process.execPath, driver]));
-    else withoutTerminal([process.execPath, driver]);
+    else await withoutTerminal([process.execPath, driver]);
     const got = JSON.parse(readFileSync(result, 'utf8')) as Omit<Outcome, 'probe' | 'screen'>;
     expect(got.err).toBe('');
     const probe = JSON.parse(got.out.split('\n')[0]!) as Outcome['probe'];
@@ -162,8 +149,8 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     return { ...got, probe, screen };
   }
 
-  it('with a controlling terminal: the jail is a session of its own, /dev/tty gets ENXIO, nothing reaches the terminal', () => {
-    const o = runCaller(true);
+  it('with a controlling terminal: the jail is a session of its own, /dev/tty gets ENXIO, nothing reaches the terminal', async () => {
+    const o = await runCaller(true);
     // The caller has the pty as its terminal, and does not lead the session.
     expect(o.self.ttyNr).not.toBe(0);
     expect(o.self.sid).not.toBe(o.self.pid);
@@ -176,8 +163,8 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     expect(o.exit.code).toBe(0);
   });
 
-  it("without a controlling terminal: the jail shares the caller's session and autogroup, /dev/tty gets ENXIO, kill(0) gets EPERM and the run ends as the script ended it", () => {
-    const o = runCaller(false, { attack: true });
+  it("without a controlling terminal: the jail shares the caller's session and autogroup, /dev/tty gets ENXIO, kill(0) gets EPERM and the run ends as the script ended it", async () => {
+    const o = await runCaller(false, { attack: true });
     expect(o.self.ttyNr).toBe(0);
     expect(o.self.sid).not.toBe(o.self.pid);
     // In the caller's session: its leader is outside the jail's pid namespace (sid 0 there), and the
@@ -192,8 +179,8 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     expect(o.exit.killedBy).toBeUndefined();
   });
 
-  it("control: with the process-group rule left out, the script's kill(0, SIGKILL) kills its supervisor's group and forges a deadline kill", () => {
-    const o = runCaller(false, { attack: true, weaken: true });
+  it("control: with the process-group rule left out, the script's kill(0, SIGKILL) kills its supervisor's group and forges a deadline kill", async () => {
+    const o = await runCaller(false, { attack: true, weaken: true });
     expect(o.probe.sid).toBe(0);
     expect(o.probe.kill0).toBe(0);
     expect(o.out).not.toContain('kill0-refused');
@@ -214,45 +201,7 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     prepareWritableDir(dir, uid);
     writeFileSync(join(dir, 'probe.py'), PROBE);
     const mark = `c${process.pid}${Math.floor(Math.random() * 1e9)}`;
-    const drop = root ? [findHelper('setpriv')!, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs'] : [];
-    const bwrap = [
-      ...drop,
-      findHelper('bwrap')!,
-      '--unshare-all',
-      '--unshare-user',
-      '--uid',
-      '1000',
-      '--gid',
-      '1000',
-      '--cap-drop',
-      'ALL',
-      '--die-with-parent',
-      ...(newSession ? ['--new-session'] : []),
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      '--symlink',
-      'usr/lib',
-      '/lib',
-      '--symlink',
-      'usr/lib64',
-      '/lib64',
-      '--symlink',
-      'usr/bin',
-      '/bin',
-      '--proc',
-      '/proc',
-      '--dev',
-      '/dev',
-      '--ro-bind',
-      join(dir, 'probe.py'),
-      '/probe.py',
-      PY,
-      '-I',
-      '/probe.py',
-      mark,
-      '0',
-    ];
+    const bwrap = bareBwrapPython(join(dir, 'probe.py'), uid, [mark, '0'], { newSession });
     const { screen, status } = underPty(bwrap);
     expect(status).toBe(0);
     // The probe's line; TIOCSTI's echo may come right before it on the same line.
