@@ -18,14 +18,13 @@ import { chmodSync, closeSync, constants, fstatSync, mkdtempSync, openSync, read
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { readProcStat } from './jail/host.js';
+import { ownStartTime, processGone } from './jail/host.js';
 import { removeTree } from './orchestrate/run-dir.js';
 
 /** Every prefix comis makes temp dirs with; the sweep knows only these. */
 export type TempDirPrefix = 'comis-probe-' | 'comis-duckdb-' | 'comis-jail-fds-';
 const NAME = /^(?:comis-probe-|comis-duckdb-|comis-jail-fds-)(\d+)-(\d+)-[A-Za-z0-9]{6}$/;
 
-let ownStart: string | undefined;
 const sweptParents = new Set<string>();
 
 /**
@@ -41,8 +40,7 @@ export function makeOwnedTempDir(prefix: TempDirPrefix, mode = 0o700): string {
     // Never awaited: it touches only dead processes' dirs, and what it cannot remove waits for the next comis.
     void sweepDeadTempDirs(parent).catch(() => 0);
   }
-  ownStart ??= readProcStat(process.pid)?.startTime ?? '0';
-  const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-${ownStart}-`));
+  const dir = mkdtempSync(join(parent, `${prefix}${process.pid}-${ownStartTime()}-`));
   if (mode !== 0o700) chmodSync(dir, mode);
   return dir;
 }
@@ -81,7 +79,5 @@ export async function sweepDeadTempDirs(parent: string): Promise<number> {
 /** A temp dir name of ours whose process is gone: no such pid, a zombie, or the pid reused by a process with another start time. */
 function ownerIsGone(name: string): boolean {
   const m = NAME.exec(name);
-  if (!m) return false;
-  const st = readProcStat(Number(m[1]));
-  return !st || st.startTime !== m[2] || st.state === 'Z' || st.state === 'X';
+  return m !== null && processGone(Number(m[1]), m[2]!);
 }

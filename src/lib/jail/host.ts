@@ -134,6 +134,24 @@ export function readProcStat(pid: number): ProcStat | undefined {
   return { state: rest[0]!, ppid: Number(rest[1]), startTime: rest[19]! };
 }
 
+/**
+ * Whether the process `pid` that started at `startTime` (clock ticks after boot, /proc/<pid>/stat)
+ * is gone: no such pid, the pid reused by a process with another start time, or a zombie (a
+ * pid-namespace init becomes one only after every process of its namespace is dead).
+ */
+export function processGone(pid: number, startTime: string): boolean {
+  const st = readProcStat(pid);
+  return !st || st.startTime !== startTime || st.state === 'Z' || st.state === 'X';
+}
+
+let ownStart: string | undefined;
+
+/** This process's start time, read once: names that must survive pid reuse carry it (run dirs, temp dirs). */
+export function ownStartTime(): string {
+  ownStart ??= readProcStat(process.pid)?.startTime ?? '0';
+  return ownStart;
+}
+
 /** True when `pid` is pid 1 of a pid namespace nested in ours (its NSpid line ends in 1). */
 export function isNamespaceInit(pid: number): boolean {
   try {

@@ -17,7 +17,7 @@ import { closeSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 
 import { ComisError } from '../errors.js';
-import { childPids, isNamespaceInit, readProcStat } from './host.js';
+import { childPids, isNamespaceInit, processGone, readProcStat } from './host.js';
 import { openConstantData, prepareLaunch, withInheritedFdsCovered } from './launch.js';
 import type { JailTools } from './plan.js';
 import { detectSandboxProvider, workingJail } from './provider.js';
@@ -68,10 +68,9 @@ interface ProcessId {
   startTime: string;
 }
 
-/** Gone, or a zombie: a pid-namespace init becomes a zombie only after every process of its namespace is dead. */
+/** Gone, or a zombie (see {@link processGone}). */
 function isGone(p: ProcessId): boolean {
-  const st = readProcStat(p.pid);
-  return !st || st.startTime !== p.startTime || st.state === 'Z' || st.state === 'X';
+  return processGone(p.pid, p.startTime);
 }
 
 /** Children, grandchildren… of `pid`, up to `depth` levels (breadth first). */

@@ -28,7 +28,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 import { ComisError } from '../errors.js';
-import { readProcStat } from '../jail/host.js';
+import { ownStartTime, processGone } from '../jail/host.js';
 
 /** O_PATH (Linux): an fd naming an inode without opening it; node does not export the constant. */
 const O_PATH = 0o10000000;
@@ -76,14 +76,6 @@ export interface RunDirectory {
 /** `<pid>-<start time>-<runId>`: the owning process, robust to pid reuse. */
 const RUN_DIR_NAME = /^(\d+)-(\d+)-[A-Za-z0-9_-]+$/;
 const sweptRunsDirs = new Set<string>();
-
-let startTime: string | undefined;
-
-/** This process's start time (read once: /proc/self/stat is ~0.4 ms a run for a coordinator's children). */
-function ownStartTime(): string {
-  startTime ??= readProcStat(process.pid)?.startTime ?? '0';
-  return startTime;
-}
 
 /** Creates `$COMIS_HOME/runs` (0700, ours, not a link) or refuses with the reason. */
 function ensureRunsDir(home: string): string {
@@ -145,8 +137,7 @@ export async function sweepStaleRunDirs(runs: string): Promise<number> {
   for (const name of names) {
     const m = RUN_DIR_NAME.exec(name);
     if (!m) continue;
-    const st = readProcStat(Number(m[1]));
-    if (st && st.startTime === m[2] && st.state !== 'Z' && st.state !== 'X') continue;
+    if (!processGone(Number(m[1]), m[2]!)) continue;
     try {
       await removeTree(join(runs, name));
       removed++;
