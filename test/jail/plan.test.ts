@@ -173,7 +173,7 @@ describe('jail plan', () => {
     expect(joined).toContain('--proc /proc --dev /dev');
     expect(joined).toContain(`--perms 1777 --size ${64 * 1024 * 1024} --tmpfs /tmp`);
     expect(joined).toContain(`--perms 1777 --size ${64 * 1024 * 1024} --tmpfs /dev/shm`);
-    expect(joined).toMatch(/--remount-ro \/dev --remount-ro \/ --chdir \/workspace --clearenv --setenv PATH \/usr\/bin:\/bin --setenv COMIS_CAP_LEASE bearer-/);
+    expect(joined).toMatch(/--remount-ro \/dev --remount-ro \/proc --remount-ro \/ --chdir \/workspace --clearenv --setenv PATH \/usr\/bin:\/bin --setenv COMIS_CAP_LEASE bearer-/);
     // /etc is synthetic: four data fds, nothing bound from the host /etc.
     expect(opts.filter((o) => o.startsWith('/etc/'))).toEqual(['/etc/passwd', '/etc/group', '/etc/hosts', '/etc/nsswitch.conf']);
     expect(joined).not.toMatch(/--(ro-)?bind \/etc/);

@@ -8,11 +8,12 @@
  * under a pseudo-terminal (python3's pty module) and one started without any:
  * - with a terminal: the jail is a session of its own; /dev/tty gets ENXIO, nothing reaches the pty;
  * - without one: the jail shares the caller's session and autogroup; /dev/tty gets ENXIO too, and
- *   kill(0, …), which would reach the deadline supervisor's process group, gets EPERM.
+ *   kill(0, …), which would reach the deadline supervisor's process group, gets EPERM, and the
+ *   autogroup's nice value (/proc/self/autogroup, one per session) cannot be written: /proc is read-only.
  * Positive controls: a bare bubblewrap without `--new-session` (and without our filter) on the pty
  * opens /dev/tty, writes to the user's screen and injects input with TIOCSTI; with the seccomp
  * process-group rule left out, a script's kill(0, SIGKILL) kills its supervisor's group and the run
- * looks like a deadline kill.
+ * looks like a deadline kill; with /proc left writable, a script sets the caller's autogroup to nice 19.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ import { bareBwrapPython, bundleJail, root, workspace } from '../jail/helpers.js
 const PY = '/usr/bin/python3';
 const ENXIO = 6;
 const EPERM = 1;
+const EROFS = 30;
 
 /** Runs in the jail: what it can reach of a terminal and of its process group, as JSON on stdout. */
 const PROBE = `
@@ -42,6 +44,13 @@ try:
     r['autogroup'] = open('/proc/self/autogroup').read().split()[0]
 except OSError:
     r['autogroup'] = '?'
+# The autogroup's nice value: one per session, so shared with the caller when the jail is in its session.
+try:
+    with open('/proc/self/autogroup', 'w') as fh:
+        fh.write('19')
+    r['ag_write'] = 0
+except OSError as e:
+    r['ag_write'] = e.errno
 try:
     fd = os.open('/dev/tty', os.O_RDWR | os.O_NOCTTY)
     r['tty'] = 0
@@ -73,7 +82,7 @@ if attack:
  * The caller: a node process that starts one supervised jail (as every orchestrate run is) running
  * PROBE, and writes its own terminal facts, the probe's output and the exit to `result`.
  */
-function driverSource(bundle: string, ws: { path: string; hostUid: number }, probe: string, mark: string, attack: boolean, weaken: boolean, result: string): string {
+function driverSource(bundle: string, ws: { path: string; hostUid: number }, probe: string, mark: string, attack: boolean, weaken: 'process-groups' | 'proc' | undefined, result: string): string {
   return `import { readFileSync, writeFileSync } from 'node:fs';
 import { spawnJail, resolveInterpreter, DEFAULT_JAIL_LIMITS } from ${JSON.stringify(bundle)};
 const py = resolveInterpreter('python3');
@@ -85,19 +94,21 @@ const p = spawnJail({
   mounts: [...py.mounts, { kind: 'rw', source: ${JSON.stringify(ws.path)}, target: '/workspace' }],
   cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, limits: DEFAULT_JAIL_LIMITS, hostUid: ${ws.hostUid},
   deadlineMs: 600000,
-  ${weaken ? "testOnlyWeaken: { seccomp: ['process-groups'] }," : ''}
+  ${weaken === 'process-groups' ? "testOnlyWeaken: { seccomp: ['process-groups'] }," : weaken === 'proc' ? 'testOnlyWeaken: { procWritable: true },' : ''}
 });
 let out = '', err = '';
 p.stdout.on('data', (d) => (out += d));
 p.stderr.on('data', (d) => (err += d));
 const exit = await p.exited;
+// The caller's autogroup after the run: its nice value is what a jail in its session could change.
+self.autogroupAfter = readFileSync('/proc/self/autogroup', 'utf8').trim();
 writeFileSync(${JSON.stringify(result)}, JSON.stringify({ self, out, err, exit }));
 `;
 }
 
 interface Outcome {
-  self: { pid: number; sid: number; ttyNr: number; autogroup: string };
-  probe: { sid: number; tty_nr: number; autogroup: string; tty: number; tiocsti?: number; kill0: number };
+  self: { pid: number; sid: number; ttyNr: number; autogroup: string; autogroupAfter: string };
+  probe: { sid: number; tty_nr: number; autogroup: string; ag_write: number; tty: number; tiocsti?: number; kill0: number };
   out: string;
   err: string;
   exit: { code: number | null; signal: string | null; killedBy?: string };
@@ -128,7 +139,7 @@ async function withoutTerminal(argv: string[]): Promise<void> {
 
 describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync(PY) ? '' : ' [needs /usr/bin/python3]'}`, () => {
   /** One supervised jail from a caller with (`pty`) or without a controlling terminal. */
-  async function runCaller(terminal: boolean, opts: { attack?: boolean; weaken?: boolean } = {}): Promise<Outcome> {
+  async function runCaller(terminal: boolean, opts: { attack?: boolean; weaken?: 'process-groups' | 'proc' } = {}): Promise<Outcome> {
     const ws = workspace();
     const mark = `m${process.pid}${Math.floor(Math.random() * 1e9)}`;
     writeFileSync(join(ws.path, 'probe.py'), PROBE);
@@ -136,7 +147,7 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     const bundle = bundleJail(dir);
     const driver = join(dir, 'driver.mjs');
     const result = join(dir, 'result.json');
-    writeFileSync(driver, driverSource(bundle, ws, 'probe.py', mark, opts.attack === true, opts.weaken === true, result));
+    writeFileSync(driver, driverSource(bundle, ws, 'probe.py', mark, opts.attack === true, opts.weaken, result));
     let screen = '';
     if (terminal) ({ screen } = underPty([process.execPath, driver]));
     else await withoutTerminal([process.execPath, driver]);
@@ -175,12 +186,25 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     expect(o.probe.tty).toBe(ENXIO);
     expect(o.probe.kill0).toBe(EPERM);
     expect(o.out).toContain(`kill0-refused ${EPERM}`);
+    // The jail's /proc is read-only: the shared autogroup's nice value stays the caller's.
+    expect(o.probe.ag_write).toBe(EROFS);
+    expect(o.self.autogroupAfter).toBe(`${o.self.autogroup} nice 0`);
     expect(o.exit.code).toBe(0);
     expect(o.exit.killedBy).toBeUndefined();
   });
 
+  it("control: with the jail's /proc left writable, the script sets the nice value of the caller's autogroup", async () => {
+    // The caller runs in a session of its own (setsid), so the value set here dies with it.
+    const o = await runCaller(false, { weaken: 'proc' });
+    expect(o.probe.sid).toBe(0);
+    expect(o.probe.autogroup).toBe(o.self.autogroup);
+    expect(o.probe.ag_write).toBe(0);
+    expect(o.self.autogroupAfter).toBe(`${o.self.autogroup} nice 19`);
+    expect(o.exit.code).toBe(0);
+  });
+
   it("control: with the process-group rule left out, the script's kill(0, SIGKILL) kills its supervisor's group and forges a deadline kill", async () => {
-    const o = await runCaller(false, { attack: true, weaken: true });
+    const o = await runCaller(false, { attack: true, weaken: 'process-groups' });
     expect(o.probe.sid).toBe(0);
     expect(o.probe.kill0).toBe(0);
     expect(o.out).not.toContain('kill0-refused');

@@ -534,8 +534,15 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     }
     b.push(m.kind === 'rw' ? '--bind' : '--ro-bind', noNul(source, 'Mount source'), m.target);
   }
-  // Remount last: mount points (/run/…, /etc/…) are created in the root tmpfs first.
-  b.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', req.cwd, '--clearenv');
+  // Remount last: mount points (/run/…, /etc/…) are created in the root tmpfs first. /proc is
+  // read-only too: its writable files act on the process's own scheduling and accounting, and one
+  // of them reaches beyond the jail: /proc/self/autogroup sets the nice value of the scheduler
+  // autogroup, one per session, which a jail that shares comis's session (see sharesSession)
+  // shares with comis and every other process of that session. Files opened through
+  // /proc/self/fd/N are on their own mounts and stay as writable as they are.
+  b.push('--remount-ro', '/dev');
+  if (req.testOnlyWeaken?.procWritable !== true) b.push('--remount-ro', '/proc');
+  b.push('--remount-ro', '/', '--chdir', req.cwd, '--clearenv');
   for (const [k, v] of Object.entries(req.env)) b.push('--setenv', k, v);
   b.push('--seccomp', String(seccompFd));
   const statusFd = FIRST_DATA_FD + dataFds.length;

@@ -90,6 +90,8 @@ export interface JailWeakening {
   bwrap?: readonly ('--disable-userns' | '--cap-drop')[];
   /** Mount /tmp and /dev/shm with bubblewrap's own --tmpfs (bounded in bytes, not inodes). */
   tmpInodes?: boolean;
+  /** Leave the jail's /proc writable (no `--remount-ro /proc`). */
+  procWritable?: boolean;
 }
 
 /** How a jailed run ended; `exited` resolves with it once the whole jail is gone. */
