@@ -9,8 +9,17 @@
  *
  * Positive control: the move really crosses devices (rename fails with
  * EXDEV), and the same copy without the protection writes through the link.
+ *
+ * The child's jail is not the only one that may run in that workspace: a
+ * second run of the same plan (same lead and child ids) has the same
+ * workspace and, as root, the same jail uid, and can swap `comis-results`
+ * for a link while the first run's output is moved. A racer exchanging the
+ * directory with a link to a canary (renameat2 RENAME_EXCHANGE, as the
+ * workspace's owner) never gets an output into the canary; the path-based
+ * move (check, then rename by path) does.
  */
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -40,7 +49,7 @@ function scratchOnShm(): string {
 }
 
 describe.skipIf(!crossDevice)('coordinator: a child cannot redirect where its output is moved (no second filesystem: skipped)', () => {
-  it('clears planted links and copies exclusively across devices', () => {
+  it('clears planted links and copies exclusively across devices', async () => {
     const workspace = tempDir('comis-ws-');
     const outside = tempDir('comis-outside-');
     const victim = join(outside, 'victim');
@@ -71,7 +80,7 @@ describe.skipIf(!crossDevice)('coordinator: a child cannot redirect where its ou
     copyFileSync(probeTee, probeLink);
     expect(readFileSync(probeVictim, 'utf8')).toBe('WRITTEN THROUGH');
 
-    const info = materializeChildOutput(tee, kept, workspace, runId, tempDir('comis-home-'), 'lead--c1');
+    const info = await materializeChildOutput(tee, kept, workspace, runId, tempDir('comis-home-'), 'lead--c1');
     expect(readFileSync(victim, 'utf8')).toBe('ORIGINAL');
     expect(readdirSync(victimDir)).toEqual([]);
     const target = join(results, `${runId}.stdout`);
@@ -80,5 +89,125 @@ describe.skipIf(!crossDevice)('coordinator: a child cannot redirect where its ou
     expect(lstatSync(join(results, `${runId}.results`)).isDirectory()).toBe(true);
     expect(readFileSync(join(results, `${runId}.results`, 'ref-1.json'), 'utf8')).toBe('{"a":1}');
     expect(info).toMatchObject({ ref: `workspaces/lead--c1/comis-results/${runId}.stdout`, bytes: 12 });
+  });
+});
+
+const root = process.getuid?.() === 0;
+const RACER_UID = 2_900_023;
+/**
+ * Exchanges `comis-results` with `l` (a link to the canary) as fast as it
+ * can, so half the time `comis-results` is the link. Every 64 exchanges it
+ * repairs what the move under test may have changed: it needs one link and
+ * one directory (a directory at both names sends one aside; a link at both
+ * becomes a directory again).
+ */
+const RACER = `
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+end = time.time() + float(sys.argv[2])
+open('started', 'w').close()
+n = 0
+def repair():
+    a, b = os.path.islink('comis-results'), os.path.islink('l')
+    if a and b:
+        os.unlink('l'); os.mkdir('l')
+    elif not a and not b:
+        if os.path.lexists('l'): os.rename('l', 'd%d' % n)
+        os.symlink(sys.argv[3], 'l')
+    if not os.path.lexists('comis-results'): os.mkdir('comis-results')
+while time.time() < end:
+    libc.renameat2(-100, b'comis-results', -100, b'l', 2)
+    n += 1
+    if n % 64 == 0:
+        try:
+            repair()
+        except OSError:
+            pass
+`;
+
+async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe.skipIf(!existsSync('/usr/bin/python3'))('coordinator: a run racing in the same workspace cannot redirect the move', () => {
+  /** A workspace owned by the racer (the jail uid), a canary outside it, and the racer running. */
+  async function race(): Promise<{ workspace: string; canary: string; stop: () => Promise<void> }> {
+    const base = tempDir('comis-coord-race-');
+    chmodSync(base, 0o711);
+    const canary = join(base, 'canary'); // ours, outside the workspace: nothing may land here
+    mkdirSync(canary, { mode: 0o755 });
+    const workspace = join(base, 'ws');
+    mkdirSync(join(workspace, 'comis-results'), { recursive: true });
+    symlinkSync(canary, join(workspace, 'l'));
+    if (root) {
+      for (const p of [workspace, join(workspace, 'comis-results')]) chownSync(p, RACER_UID, RACER_UID);
+      spawnSync('chown', ['-h', `${RACER_UID}:${RACER_UID}`, join(workspace, 'l')]);
+    }
+    const cmd = root ? ['setpriv', `--reuid=${RACER_UID}`, `--regid=${RACER_UID}`, '--clear-groups', '/usr/bin/python3'] : ['/usr/bin/python3'];
+    const racer = spawn(cmd[0]!, [...cmd.slice(1), '-c', RACER, workspace, '60', canary], { stdio: 'ignore' });
+    const gone = new Promise((r) => racer.on('exit', r));
+    await until('the racer', () => existsSync(join(workspace, 'started')));
+    return {
+      workspace,
+      canary,
+      stop: async () => {
+        racer.kill('SIGKILL');
+        await gone;
+      },
+    };
+  }
+
+  function teeFile(scratch: string, i: number): string {
+    const tee = join(scratch, `c${i}.stdout`);
+    writeFileSync(tee, `OUTPUT ${i}`);
+    return tee;
+  }
+
+  it('the output never lands through a swapped link; a path-based move does', { timeout: 120_000 }, async () => {
+    const scratch = tempDir('comis-coord-scratch-');
+    // Positive control: check, then rename by path, as the move did. Up to 400 moves, stopping at the first that lands in the canary.
+    const control = await race();
+    let landed = false;
+    try {
+      for (let i = 0; i < 400 && !landed; i++) {
+        const tee = teeFile(scratch, i);
+        const dir = join(control.workspace, 'comis-results');
+        try {
+          if (lstatSync(dir).isDirectory()) renameSync(tee, join(dir, `r-control-${i}.stdout`));
+        } catch {
+          /* the race may make it fail */
+        }
+        landed = readdirSync(control.canary).length > 0;
+      }
+    } finally {
+      await control.stop();
+    }
+    expect(landed, 'the swap race never redirected a path-based move').toBe(true);
+
+    const s = await race();
+    const moved: string[] = [];
+    try {
+      for (let i = 0; i < 200; i++) {
+        try {
+          const info = await materializeChildOutput(teeFile(scratch, i), join(scratch, 'none'), s.workspace, `r-race-${i}`, scratch, 'lead--c1');
+          moved.push(info.ref);
+        } catch {
+          /* a run may give up while the racer keeps swapping; it must never write outside */
+        }
+      }
+    } finally {
+      await s.stop();
+    }
+    expect(readdirSync(s.canary)).toEqual([]);
+    expect(moved.length).toBeGreaterThan(100); // the attack ran against real moves
+    // Every output is in the workspace, in a directory under whichever name the racer left it.
+    const dirs = readdirSync(s.workspace).filter((d) => lstatSync(join(s.workspace, d)).isDirectory());
+    const placed = dirs.flatMap((d) => readdirSync(join(s.workspace, d)).filter((n) => n.startsWith('r-race-')));
+    expect(placed.length).toBe(moved.length);
   });
 });

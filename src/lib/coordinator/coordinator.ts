@@ -14,7 +14,7 @@
  *   then moved into the child's own workspace; the coordinator keeps only a
  *   bounded head and tail of it in memory.
  */
-import { appendFileSync, chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -22,8 +22,10 @@ import { intersectCapabilities, PROFILE_CAPABILITIES } from '../capabilities/cap
 import { newId } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { workspacesDir } from '../config/paths.js';
+import { lookup, makeDir, openRoot, procPath, type Handle } from '../confine/index.js';
 import { ComisError } from '../errors.js';
 import { assertGetsOrchestrate } from '../policy/surface.js';
+import { removeTree } from '../orchestrate/run-dir.js';
 import type { OrchestrateOutcome } from '../orchestrate/runner.js';
 import type { RefusalRecord } from '../store/runs.js';
 import type { Store } from '../store/store.js';
@@ -127,51 +129,78 @@ function headOf(path: string, max: number): string {
 
 /**
  * Moves the child's full stdout into `<child workspace>/comis-results/`.
- * The workspace is jail-writable, so the directory is checked to be a real
- * directory (never a planted symlink) before the move, and the names we
- * write in it are cleared first: the child can learn its run id (its mounts
- * show it) and plant `<runId>.stdout` or `<runId>.results` as a link out of
- * the workspace, which a cross-device copy (workspace on another
- * filesystem) would otherwise follow as root. The child's jail has ended
- * by now, so nothing races the clearing; the copy is exclusive anyway.
+ *
+ * The workspace is jail-writable, and the child's jail is not the only one
+ * that may be running in it: a run of the same plan started meanwhile (same
+ * lead and child ids, so the same workspace and, as root, the same jail uid)
+ * can swap `comis-results` or the names in it for links at any moment. So
+ * nothing here acts on a path inside the workspace: the workspace is held
+ * open (O_PATH), `comis-results` is looked up in it without following (a
+ * planted link or file is removed, a directory made in its place) and held
+ * open too, and every name in it is reached as
+ * `/proc/self/fd/<held dir>/<name>`: a swap after the check changes nothing
+ * we touch. The planted names `<runId>.stdout` and `<runId>.results` (the
+ * child can learn its run id from its mounts) are removed first with
+ * {@link removeTree}, which never follows a link; the copy across devices is
+ * exclusive. The mode and the kind are settled on the scratch file, which
+ * only comis writes, before the move: no chmod or read follows a name the
+ * jail could have replaced.
  */
-export function materializeChildOutput(teePath: string, keptResults: string, workspace: string, runId: string, home: string, agentId: string): ResultRefInfo & { path: string } {
+export async function materializeChildOutput(teePath: string, keptResults: string, workspace: string, runId: string, home: string, agentId: string): Promise<ResultRefInfo & { path: string }> {
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  const wsReal = realpathSync(workspace);
-  const dir = join(wsReal, RESULTS_DIR_NAME);
-  try {
-    const st = lstatSync(dir);
-    if (!st.isDirectory()) rmSync(dir, { force: true });
-  } catch {
-    /* absent */
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  if (!lstatSync(dir).isDirectory()) throw new ComisError('IO_ERROR', `The results directory of ${agentId} is not a directory.`);
+  chmodSync(teePath, 0o644);
+  const bytes = statSync(teePath).size;
+  const kind = bytes === 0 ? 'text' : detectKind(headOf(teePath, 2048));
   const name = `${runId}.stdout`;
-  const target = join(dir, name);
-  const resultsTarget = join(dir, `${runId}.results`);
-  // rm removes a planted link itself, never what it points to.
-  rmSync(target, { recursive: true, force: true });
-  rmSync(resultsTarget, { recursive: true, force: true });
+  const resultsName = `${runId}.results`;
+  const root = openRoot(workspace);
   try {
-    renameSync(teePath, target);
-  } catch {
-    copyFileSync(teePath, target, fsConstants.COPYFILE_EXCL);
-    rmSync(teePath, { force: true });
-  }
-  chmodSync(target, 0o644);
-  // The child's ResultRefs and writes, kept by the runner, sit beside its stdout.
-  if (existsSync(keptResults)) {
+    const dir = resultsDirIn(root, agentId);
     try {
-      renameSync(keptResults, resultsTarget);
-    } catch {
-      cpSync(keptResults, resultsTarget, { recursive: true, verbatimSymlinks: true });
-      rmSync(keptResults, { recursive: true, force: true });
+      await removeTree(procPath(dir.fd, name));
+      await removeTree(procPath(dir.fd, resultsName));
+      const target = procPath(dir.fd, name);
+      try {
+        renameSync(teePath, target);
+      } catch {
+        copyFileSync(teePath, target, fsConstants.COPYFILE_EXCL);
+        rmSync(teePath, { force: true });
+      }
+      // The child's ResultRefs and writes, kept by the runner, sit beside its stdout.
+      if (existsSync(keptResults)) {
+        const resultsTarget = procPath(dir.fd, resultsName);
+        try {
+          renameSync(keptResults, resultsTarget);
+        } catch {
+          cpSync(keptResults, resultsTarget, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+          rmSync(keptResults, { recursive: true, force: true });
+        }
+      }
+    } finally {
+      closeSync(dir.fd);
     }
+  } finally {
+    closeSync(root.fd);
   }
-  const bytes = lstatSync(target).size;
-  const kind = bytes === 0 ? 'text' : detectKind(headOf(target, 2048));
-  return { ref: `workspaces/${agentId}/${RESULTS_DIR_NAME}/${name}`, bytes, kind, path: target };
+  return { ref: `workspaces/${agentId}/${RESULTS_DIR_NAME}/${name}`, bytes, kind, path: join(realpathSync(workspace), RESULTS_DIR_NAME, name) };
+}
+
+/** `comis-results` in the held workspace, held open: a real directory (a planted file or link is removed and a directory made). */
+function resultsDirIn(root: Handle, agentId: string): Handle {
+  const found = lookup(root.fd, RESULTS_DIR_NAME);
+  if (found?.stat.isDirectory()) return { ...found, rel: RESULTS_DIR_NAME };
+  if (found) closeSync(found.fd);
+  try {
+    // Not a directory: a file, or a link (which lookup answers as missing). unlink removes the name itself.
+    unlinkSync(procPath(root.fd, RESULTS_DIR_NAME));
+  } catch {
+    /* absent, or a directory appeared meanwhile: makeDir takes it if it is one */
+  }
+  try {
+    return makeDir(root, RESULTS_DIR_NAME, 0o755);
+  } catch {
+    throw new ComisError('IO_ERROR', `The results directory of ${agentId} is not a directory.`);
+  }
 }
 
 /** Runs a plan to its end (or until aborted) and returns the lead's view of it. */
@@ -361,7 +390,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       if (r.state === 'failed' || r.state === 'timed_out') r.stderrTail = childStderrTail(res.stderrTail);
       r.summary = summarizeStdout(res.stdout, child.summaryMaxChars).text;
       try {
-        r.resultRef = materializeChildOutput(teePath, keptResults, workspace, res.runId, home, r.agentId);
+        r.resultRef = await materializeChildOutput(teePath, keptResults, workspace, res.runId, home, r.agentId);
       } catch {
         r.resultRef = undefined;
       }
