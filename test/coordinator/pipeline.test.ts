@@ -91,11 +91,14 @@ describe('runPlan pipelining', () => {
 
   it("a child's bookkeeping that throws fails the plan, as before (not an unhandled rejection)", async () => {
     const { home, lead } = await setup();
-    const p = plan(`children:\n${timed('a', 10)}${timed('b', 10)}`);
+    // `b` never ends by itself: it is prepared while `a` runs and takes the slot as `a` ends.
+    const p = plan(`children:\n${timed('a', 10)}  - id: b\n    language: js\n    inline: "setInterval(() => {}, 1000)"\n`);
     const onEvent = (e: CoordinatorEvent): void => {
-      if (e.type === 'child:finished') throw new Error('renderer broke');
+      if (e.type === 'child:finished' && e.childId === 'a') throw new Error('renderer broke');
     };
     await expect(runPlan({ plan: p, lead, home, sessionKey: 's-t', concurrency: 1, onEvent })).rejects.toThrow('renderer broke');
+    // No child outlives the plan: `b` was stopped and its run ended (its run dir is gone) before runPlan returned.
+    expect(readdirSync(join(home, 'runs'))).toEqual([]);
   }, 60_000);
 
   it('a child waiting for its slot when the plan is stopped is cancelled without ever being spawned', async () => {

@@ -318,7 +318,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     };
   };
   const jailSlot = (childId: string): Promise<() => void> => {
-    if (options.signal?.aborted) return Promise.reject(stopped());
+    if (childSignal.aborted) return Promise.reject(stopped());
     if (inPhase('jail') < concurrency) {
       phases.set(childId, 'jail');
       schedule(); // one fewer being prepared: the next may start
@@ -329,7 +329,11 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
   const refuseWaiters = (): void => {
     for (const w of slotWaiters.splice(0)) w.refuse(stopped());
   };
-  options.signal?.addEventListener('abort', refuseWaiters, { once: true });
+  // Children stop when the caller stops the plan, and when the plan fails (its bookkeeping threw):
+  // runPlan then returns only once every child it started has ended, so none outlives it.
+  const halt = new AbortController();
+  const childSignal = options.signal ? AbortSignal.any([options.signal, halt.signal]) : halt.signal;
+  childSignal.addEventListener('abort', refuseWaiters, { once: true });
 
   const runChild = async (child: PlanChild, r: ChildReport): Promise<void> => {
     r.state = 'running';
@@ -365,7 +369,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
         parentRunId: planRunId,
         stdoutFile: teePath,
         keepResultsDir: keptResults,
-        signal: options.signal,
+        signal: childSignal,
         store,
         jailSlot: () => jailSlot(child.id),
         onEvent: (e) => {
@@ -384,7 +388,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       r.runId = res.runId;
       r.durationMs = res.durationMs;
       r.failureClass = res.failureClass;
-      r.state = options.signal?.aborted && res.outcome === 'failure' ? 'cancelled' : res.outcome === 'success' ? 'done' : res.failureClass === 'timeout' ? 'timed_out' : 'failed';
+      r.state = childSignal.aborted && res.outcome === 'failure' ? 'cancelled' : res.outcome === 'success' ? 'done' : res.failureClass === 'timeout' ? 'timed_out' : 'failed';
       if (r.state === 'cancelled') r.failureClass = undefined;
       else if (res.failureClass) detail = `${res.failureClass}${res.exitCode !== null && res.failureClass === 'nonzero_exit' ? `, exit ${res.exitCode}` : ''}`;
       if (r.state === 'failed' || r.state === 'timed_out') r.stderrTail = childStderrTail(res.stderrTail);
@@ -466,10 +470,14 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
       if (running.size === 0) break;
       await new Promise<void>((resolve) => (wake = resolve));
       // A child's bookkeeping threw (the lead context could not be written…): the plan fails with it, as it did.
-      if (thrown) throw thrown.err;
+      if (thrown) {
+        halt.abort();
+        await Promise.allSettled(running.values());
+        throw thrown.err;
+      }
     }
   } finally {
-    options.signal?.removeEventListener('abort', refuseWaiters);
+    childSignal.removeEventListener('abort', refuseWaiters);
     if (ownStore) (await ownStore.catch(() => undefined))?.close();
   }
 
