@@ -37,6 +37,11 @@ export interface DetectorInput {
   depth: number;
   /** The non-ASCII runs of `raw`. */
   nonAscii: NonAsciiRuns;
+  /**
+   * Where each maximal run of {@link BASE64_RUN_CHARS} at least {@link BASE64_MIN_RUN} long starts in
+   * `raw`, ascending (the scanner's trigger pass records them); undefined: detectBase64 searches.
+   */
+  base64Runs?: readonly number[];
 }
 
 const MAX_DECODE_CANDIDATES = 2_000;
@@ -127,7 +132,11 @@ const DATA_URI_MAGIC: Record<string, (b: Buffer) => boolean> = {
  * makes the search for runs (most of detectBase64) about 7% faster.
  */
 const BASE64_CHAR = new Uint8Array(0x10000);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-') BASE64_CHAR[c.charCodeAt(0)] = 1;
+/** The characters of the base64 and base64url alphabets (no padding). */
+export const BASE64_RUN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-';
+/** The shortest run of them that is a candidate. */
+export const BASE64_MIN_RUN = 16;
+for (const c of BASE64_RUN_CHARS) BASE64_CHAR[c.charCodeAt(0)] = 1;
 BASE64_CHAR[0x3d] = 2;
 
 function isBase64Code(c: number): boolean {
@@ -167,6 +176,25 @@ function nextBase64Run(raw: string, from: number): [number, number] | undefined 
 }
 
 /**
+ * The same runs as {@link nextBase64Run}, from `starts` (DetectorInput.base64Runs), the next from
+ * `cursor.k` on: a maximal run of the alphabet 16 or more long is a match where no `=` precedes it
+ * (no alphabet character can: it is maximal), widened by up to two `=`.
+ */
+function nextListedRun(raw: string, starts: readonly number[], cursor: { k: number }): [number, number] | undefined {
+  const n = raw.length;
+  while (cursor.k < starts.length) {
+    const i = starts[cursor.k++]!;
+    if (i > 0 && BASE64_CHAR[raw.charCodeAt(i - 1)] !== 0) continue;
+    let j = i + BASE64_MIN_RUN;
+    while (j < n && isBase64Code(raw.charCodeAt(j))) j += 1;
+    let end = j;
+    while (end < n && end - j < 2 && raw.charCodeAt(end) === 0x3d) end += 1;
+    return [i, end];
+  }
+  return undefined;
+}
+
+/**
  * The letters, digits, hex digits and separators (`-_/+`) of raw[start, end), a base64 run, counted in one
  * pass: what detectBase64 asks of every run (three regex tests and a match array per run cost more than
  * the rest of the detector: most runs are identifiers and paths).
@@ -200,9 +228,11 @@ function base64RunTraits(raw: string, start: number, end: number): { lower: numb
  * OBF_BASE64_LONG unless they are a data: URI whose bytes match its type.
  */
 export function detectBase64(input: DetectorInput, emit: (hit: RawHit) => void): void {
-  const { raw } = input;
+  const { raw, base64Runs } = input;
   let decoded = 0;
-  for (let run = nextBase64Run(raw, 0); run; run = nextBase64Run(raw, run[1])) {
+  const cursor = { k: 0 };
+  const next = (from: number): [number, number] | undefined => (base64Runs ? nextListedRun(raw, base64Runs, cursor) : nextBase64Run(raw, from));
+  for (let run = next(0); run; run = next(run[1])) {
     const start = run[0];
     const end = run[1];
     const { lower, upper, digits, hex, separators } = base64RunTraits(raw, start, end);

@@ -8,7 +8,21 @@
  *
  * Pure: no I/O, no clock. Linear time in the input (see rules.ts).
  */
-import { detectBase64, detectCharCodes, detectDownloadExec, detectHexPayload, detectHomoglyphs, detectHtmlComments, detectInvisibles, detectPadding, type DetectorInput, type InnerHit, type RawHit } from './detectors.js';
+import {
+  BASE64_MIN_RUN,
+  BASE64_RUN_CHARS,
+  detectBase64,
+  detectCharCodes,
+  detectDownloadExec,
+  detectHexPayload,
+  detectHomoglyphs,
+  detectHtmlComments,
+  detectInvisibles,
+  detectPadding,
+  type DetectorInput,
+  type InnerHit,
+  type RawHit,
+} from './detectors.js';
 import { analyzeMarkdown, computeLineStarts, lastStartAtOrBefore, lineIndexAt, spanAt, type MarkdownRegions, type Span } from './markdown-regions.js';
 import { RULES, ruleById, type CooccurRule, type PatternRule, type RuleMatchContext } from './rules.js';
 import { CHECK_CONTEXT } from './rules/types.js';
@@ -120,8 +134,14 @@ const COMPILED: readonly CompiledRule[] = [...RULES.filter((r): r is PatternRule
   re: rule.kind === 'pattern' ? rule.pattern : rule.anchor,
   extent: undefined,
 }));
-/** The one pass over a view: every rule's triggers. Rules without triggers run over the whole view. */
-const AUTOMATON = new TriggerAutomaton(COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [], wordStart: c.rule.kind === 'pattern' ? c.rule.wordStartTriggers : undefined })));
+/**
+ * The one pass over a view: every rule's triggers. Rules without triggers run over the whole view.
+ * Over the raw text it also records the base64 detector's candidate runs (DetectorInput.base64Runs).
+ */
+const AUTOMATON = new TriggerAutomaton(
+  COMPILED.map((c) => ({ triggers: c.rule.triggers ?? [], wordStart: c.rule.kind === 'pattern' ? c.rule.wordStartTriggers : undefined })),
+  { chars: BASE64_RUN_CHARS, min: BASE64_MIN_RUN },
+);
 /** How far after a derived view's window triggers are looked for (every rule's extent: computed when a derived view is first scanned). */
 let triggerMargin: number | undefined;
 function triggerMarginOf(): number {
@@ -132,9 +152,10 @@ function triggerMarginOf(): number {
 /**
  * Per rule, the merged windows [from, to] (inclusive, pairs in one array) where a
  * match of it can start, for match starts in text[lo, hi). Undefined for a rule
- * that has no trigger occurrence there.
+ * that has no trigger occurrence there. With `base64Runs` (and the prefilter), the
+ * text is scanned whole: the starts of its base64 candidate runs are appended to it.
  */
-function candidateWindows(text: string, ranges: readonly (readonly [number, number])[], prefilter: boolean): (number[] | undefined)[] {
+function candidateWindows(text: string, ranges: readonly (readonly [number, number])[], prefilter: boolean, base64Runs?: number[]): (number[] | undefined)[] {
   const windows: (number[] | undefined)[] = COMPILED.map(() => undefined);
   for (const [lo, hi] of ranges) {
     for (let r = 0; r < COMPILED.length; r++) {
@@ -146,22 +167,28 @@ function candidateWindows(text: string, ranges: readonly (readonly [number, numb
     // scan starts at lo. After hi it goes on as far as a match starting before hi can reach (the
     // raw view is scanned whole: no margin, nor every rule's extent, needed).
     const margin = lo === 0 && hi === text.length ? 0 : triggerMarginOf();
-    AUTOMATON.scan(text, lo, Math.min(text.length, hi + margin), (r, start, end) => {
-      const c = extentOf(COMPILED[r]!);
-      const from = Math.max(lo, end - c.before);
-      const to = Math.min(hi - 1, start);
-      if (to < from) return;
-      const w = windows[r];
-      if (!w) {
-        windows[r] = [from, to];
-        return;
-      }
-      const n = w.length;
-      // Windows whose regex slices would overlap are one window (one exec loop); probed ones only when they touch.
-      if (from <= w[n - 1]! + c.mergeGap + 1) {
-        if (to > w[n - 1]!) w[n - 1] = to;
-      } else w.push(from, to);
-    });
+    AUTOMATON.scan(
+      text,
+      lo,
+      Math.min(text.length, hi + margin),
+      (r, start, end) => {
+        const c = extentOf(COMPILED[r]!);
+        const from = Math.max(lo, end - c.before);
+        const to = Math.min(hi - 1, start);
+        if (to < from) return;
+        const w = windows[r];
+        if (!w) {
+          windows[r] = [from, to];
+          return;
+        }
+        const n = w.length;
+        // Windows whose regex slices would overlap are one window (one exec loop); probed ones only when they touch.
+        if (from <= w[n - 1]! + c.mergeGap + 1) {
+          if (to > w[n - 1]!) w[n - 1] = to;
+        } else w.push(from, to);
+      },
+      lo === 0 && hi === text.length ? base64Runs : undefined,
+    );
   }
   return windows;
 }
@@ -227,6 +254,8 @@ interface Document {
   prefilter: boolean;
   /** The non-ASCII runs of `raw`: found once for the views and the detectors. */
   nonAscii: NonAsciiRuns;
+  /** The base64 detector's candidate runs, recorded by the trigger pass over the raw text (runTextRules); undefined without one. */
+  base64Runs?: number[];
 }
 
 function scriptFlavorOf(path: string | undefined, raw: string): 'shell' | 'code' {
@@ -338,12 +367,37 @@ class FindingSink {
 const SENTENCE_END = /[.!?](?=[\s"'”)]|$)|\n(?=[ \t]{0,8}(?:[-*+>#]|\d{1,3}[.)])[ \t])/g;
 
 /**
+ * The paragraph breaks of `text` (the matches of /\n[ \t\r]*\n/g, left to right), found from its line
+ * starts: recorded into `starts`/`ends` (the paragraph before each break) when given. Returns the
+ * number of breaks, or with arrays, where the paragraph after the last one starts.
+ */
+function paragraphBreaks(text: string, lineStarts: Int32Array, starts: Int32Array | undefined, ends: Int32Array | undefined): number {
+  let count = 0;
+  let from = 0;
+  for (let k = 1; k < lineStarts.length; k++) {
+    const nl = lineStarts[k]! - 1;
+    if (nl < from) continue; // the line feed that ended the last break
+    let j = nl + 1;
+    let c = text.charCodeAt(j);
+    while (c === 0x20 || c === 0x09 || c === 0x0d) c = text.charCodeAt(++j);
+    if (c !== 0x0a) continue;
+    if (starts && ends) {
+      starts[count] = from;
+      ends[count] = nl;
+    }
+    count += 1;
+    from = j + 1;
+  }
+  return starts ? from : count;
+}
+
+/**
  * The sentences and paragraphs of a text, for co-occurrence rules: paragraphs split
  * once (one linear pass), sentences only inside the paragraphs that hold an anchor.
  * A unit is [start, end); a position between paragraphs belongs to the unit before it.
  */
 class Units {
-  private paragraphs: { starts: number[]; ends: number[] } | undefined;
+  private paragraphs: { starts: Int32Array; ends: Int32Array } | undefined;
   private readonly sentences = new Map<number, { starts: number[]; ends: number[] }>();
 
   /** `lineStarts`: the text's, when at hand (else computed if a paragraph is asked for). */
@@ -352,27 +406,20 @@ class Units {
     private lineStarts?: Int32Array,
   ) {}
 
-  private paragraphBounds(): { starts: number[]; ends: number[] } {
+  private paragraphBounds(): { starts: Int32Array; ends: Int32Array } {
     if (this.paragraphs) return this.paragraphs;
-    const starts: number[] = [];
-    const ends: number[] = [];
     // The matches of /\n[ \t\r]*\n/g, from the line feed before each line start: the file's line starts
-    // are at hand, and reading them costs about half a search of the text for its line feeds.
+    // are at hand, and reading them costs about half a search of the text for its line feeds. Two
+    // passes, one to count the breaks and one to record them in arrays of that size: arrays grown by
+    // push cost more than the second pass (most of the first one, for a 2.8 MB text).
     const text = this.text;
     const lineStarts = (this.lineStarts ??= computeLineStarts(text));
-    let from = 0;
-    for (let k = 1; k < lineStarts.length; k++) {
-      const nl = lineStarts[k]! - 1;
-      if (nl < from) continue; // the line feed that ended the last break
-      let j = nl + 1;
-      while (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x09 || text.charCodeAt(j) === 0x0d) j += 1;
-      if (text.charCodeAt(j) !== 0x0a) continue;
-      starts.push(from);
-      ends.push(nl);
-      from = j + 1;
-    }
-    starts.push(from);
-    ends.push(this.text.length);
+    const count = paragraphBreaks(text, lineStarts, undefined, undefined);
+    const starts = new Int32Array(count + 1);
+    const ends = new Int32Array(count + 1);
+    const from = paragraphBreaks(text, lineStarts, starts, ends);
+    starts[count] = from;
+    ends[count] = text.length;
     this.paragraphs = { starts, ends };
     return this.paragraphs;
   }
@@ -439,7 +486,10 @@ function runTextRules(doc: Document, views: readonly TextView[], sink: FindingSi
         continue;
       }
     }
-    scanView(doc, view, candidateWindows(view.text, ranges ?? [[0, view.text.length]], doc.prefilter), sink, ctxBase);
+    // The raw view (never in windows) is scanned whole: its pass records the base64 runs too.
+    const base64Runs = view.name === 'raw' && !ranges && doc.prefilter ? [] : undefined;
+    scanView(doc, view, candidateWindows(view.text, ranges ?? [[0, view.text.length]], doc.prefilter, base64Runs), sink, ctxBase);
+    if (base64Runs && view.text === doc.raw) doc.base64Runs = base64Runs;
   }
 }
 
@@ -708,6 +758,7 @@ function runDetectors(doc: Document, sink: FindingSink, depth: number, hiding: b
     rescan: (text) => rescanDecoded(text, depth, doc.prefilter),
     depth,
     nonAscii: doc.nonAscii,
+    base64Runs: doc.base64Runs,
   };
   const emit = (hit: RawHit): void => sink.add({ ...hit, view: hit.view ?? 'raw' });
   detectBase64(input, emit);
