@@ -22,7 +22,7 @@ import { intersectCapabilities, PROFILE_CAPABILITIES } from '../capabilities/cap
 import { newId } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { workspacesDir } from '../config/paths.js';
-import { lookup, makeDir, openRoot, procPath, type Handle } from '../confine/index.js';
+import { makeDir, openRoot, procPath, type Handle } from '../confine/index.js';
 import { ComisError } from '../errors.js';
 import { assertGetsOrchestrate } from '../policy/surface.js';
 import { removeTree } from '../orchestrate/run-dir.js';
@@ -187,14 +187,15 @@ export async function materializeChildOutput(teePath: string, keptResults: strin
 
 /** `comis-results` in the held workspace, held open: a real directory (a planted file or link is removed and a directory made). */
 function resultsDirIn(root: Handle, agentId: string): Handle {
-  const found = lookup(root.fd, RESULTS_DIR_NAME);
-  if (found?.stat.isDirectory()) return { ...found, rel: RESULTS_DIR_NAME };
-  if (found) closeSync(found.fd);
   try {
-    // Not a directory: a file, or a link (which lookup answers as missing). unlink removes the name itself.
+    return makeDir(root, RESULTS_DIR_NAME, 0o755); // the directory, made or found (never through a link)
+  } catch {
+    /* a file or a link at the name: unlink removes the name itself */
+  }
+  try {
     unlinkSync(procPath(root.fd, RESULTS_DIR_NAME));
   } catch {
-    /* absent, or a directory appeared meanwhile: makeDir takes it if it is one */
+    /* gone meanwhile, or a directory now: makeDir takes it if it is one */
   }
   try {
     return makeDir(root, RESULTS_DIR_NAME, 0o755);
