@@ -64,6 +64,11 @@ const main = async () => {
     await execute({ dir: pathToFileURL(join(__dirname, '..', 'package.json')).href });
   }
 };
+// Once nothing is left to do (node emits 'beforeExit' only when the event loop is empty: every
+// write, child and timer is done), exit at once with the same code instead of tearing the
+// environment down: freeing the V8 heap page by page was 1-5 ms of every command on a machine
+// where munmap is dear. 'exit' listeners still run; the store is closed by its users before this.
+process.once('beforeExit', (code) => process.exit(code));
 main().catch((err) => {
   // As an uncaught error of an ES module entry: the stack to stderr, exit 1.
   process.exitCode = 1;
