@@ -3,7 +3,7 @@
  * splitting, the DAC rule it applies for the jail's identity, and lookups
  * that never follow a link (answered exactly like a missing name).
  */
-import { chmodSync, closeSync, fstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, renameSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, renameSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 import {
   ConfineError,
+  copyTreeInto,
   createFile,
   HeldRoot,
   listDir,
@@ -394,3 +395,57 @@ function tempDirOf(root: string): string {
 function altered(st: Stats, over: Partial<Record<'mode' | 'uid' | 'gid' | 'ino' | 'dev', number>>): Stats {
   return Object.assign(Object.create(Object.getPrototypeOf(st) as object) as Stats, st, over);
 }
+
+describe('copyTreeInto', () => {
+  it('copies files and directories with their modes, and leaves out links and FIFOs', () => {
+    const src = join(tempDir('comis-copy-src-'), 'tree');
+    mkdirSync(join(src, 'sub', 'deep'), { recursive: true });
+    writeFileSync(join(src, 'a.json'), '{"a":1}');
+    chmodSync(join(src, 'a.json'), 0o640);
+    writeFileSync(join(src, 'sub', 'deep', 'b.txt'), 'B');
+    chmodSync(join(src, 'sub'), 0o750);
+    symlinkSync('/etc/passwd', join(src, 'link'));
+    execFileSync('mkfifo', [join(src, 'fifo')]);
+    const dest = tempDir('comis-copy-dest-');
+    const root = openRoot(dest);
+    try {
+      copyTreeInto(src, root, 'copy');
+    } finally {
+      closeSync(root.fd);
+    }
+    expect(readdirSync(join(dest, 'copy')).sort()).toEqual(['a.json', 'sub']);
+    expect(readFileSync(join(dest, 'copy', 'a.json'), 'utf8')).toBe('{"a":1}');
+    expect(lstatSync(join(dest, 'copy', 'a.json')).mode & 0o777).toBe(0o640);
+    expect(lstatSync(join(dest, 'copy', 'sub')).mode & 0o777).toBe(0o750);
+    expect(readFileSync(join(dest, 'copy', 'sub', 'deep', 'b.txt'), 'utf8')).toBe('B');
+  });
+
+  it('never writes through a name that already exists as a link; the link target is untouched', () => {
+    const src = join(tempDir('comis-copy-src-'), 'tree');
+    mkdirSync(src);
+    writeFileSync(join(src, 'f.txt'), 'NEW');
+    const outside = join(tempDir('comis-copy-outside-'), 'victim');
+    writeFileSync(outside, 'ORIGINAL');
+    const dest = tempDir('comis-copy-dest-');
+    mkdirSync(join(dest, 'copy'));
+    symlinkSync(outside, join(dest, 'copy', 'f.txt'));
+    const root = openRoot(dest);
+    try {
+      expect(() => copyTreeInto(src, root, 'copy')).toThrow(expect.objectContaining({ code: 'EEXIST' }));
+    } finally {
+      closeSync(root.fd);
+    }
+    expect(readFileSync(outside, 'utf8')).toBe('ORIGINAL');
+    // Nor into a directory name that is a link: makeDir refuses it as not found.
+    const dest2 = tempDir('comis-copy-dest-');
+    const outDir = tempDir('comis-copy-outdir-');
+    symlinkSync(outDir, join(dest2, 'copy'));
+    const root2 = openRoot(dest2);
+    try {
+      expect(() => copyTreeInto(src, root2, 'copy')).toThrow(ConfineError);
+    } finally {
+      closeSync(root2.fd);
+    }
+    expect(readdirSync(outDir)).toEqual([]);
+  });
+});

@@ -23,7 +23,8 @@
  *
  * Imports nothing but `node:fs`: the grep worker bundles this file as is.
  */
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
 
 /** `O_PATH` on Linux (absent from Node's constants). */
 export const O_PATH = 0o10000000;
@@ -289,4 +290,34 @@ export function openFileForWrite(handle: Handle): number {
     throw new ConfineError('io_error', `${handle.rel} changed while it was opened`);
   }
   return fd;
+}
+
+/** Deepest directory level {@link copyTreeInto} copies (a run's kept results: its ResultRefs and `writes/`). */
+export const MAX_COPY_DEPTH = 2 * MAX_PATH_DEPTH;
+
+/**
+ * Copies the tree at `source`, a path only comis writes (walked by path), to a new entry `name` of
+ * the held directory `dir`, which another user may be writing to at the same time. Nothing below
+ * `dir` is ever reached by a path through a name that user could swap: each directory is made and
+ * then held (`makeDir`: never through a link), each file is copied exclusively into its held
+ * directory through `/proc/self/fd/<dir>/<name>` (a link or any existing name there is refused,
+ * never followed) with its mode, and each directory gets its mode through its own fd. Regular
+ * files and directories only: anything else in the source is left out. Throws on the first
+ * refusal; what was copied until then stays.
+ */
+export function copyTreeInto(source: string, dir: Handle, name: string, depth = 0): void {
+  if (depth >= MAX_COPY_DEPTH) throw new ConfineError('too_deep', `a tree to copy is deeper than ${MAX_COPY_DEPTH} levels`);
+  const st = lstatSync(source);
+  if (st.isFile()) {
+    copyFileSync(source, procPath(dir.fd, name), constants.COPYFILE_EXCL);
+    return;
+  }
+  if (!st.isDirectory()) return;
+  const made = makeDir(dir, name, 0o700);
+  try {
+    for (const entry of readdirSync(source)) copyTreeInto(join(source, entry), made, entry, depth + 1);
+    chmodSync(procPath(made.fd), st.mode & 0o777);
+  } finally {
+    closeSync(made.fd);
+  }
 }

@@ -14,7 +14,7 @@
  *   then moved into the child's own workspace; the coordinator keeps only a
  *   bounded head and tail of it in memory.
  */
-import { appendFileSync, chmodSync, closeSync, constants as fsConstants, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants as fsConstants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -22,7 +22,7 @@ import { intersectCapabilities, PROFILE_CAPABILITIES } from '../capabilities/cap
 import { newId } from '../capabilities/lease.js';
 import type { ResolvedAgent } from '../config/load.js';
 import { workspacesDir } from '../config/paths.js';
-import { makeDir, openRoot, procPath, type Handle } from '../confine/index.js';
+import { copyTreeInto, makeDir, openRoot, procPath, type Handle } from '../confine/index.js';
 import { ComisError } from '../errors.js';
 import { assertGetsOrchestrate } from '../policy/surface.js';
 import { removeTree } from '../orchestrate/run-dir.js';
@@ -172,7 +172,8 @@ export async function materializeChildOutput(teePath: string, keptResults: strin
         try {
           renameSync(keptResults, resultsTarget);
         } catch {
-          cpSync(keptResults, resultsTarget, { recursive: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+          // Across devices: a copy that makes and holds every directory, so a name swapped mid-copy is never followed.
+          copyTreeInto(keptResults, dir, resultsName);
           rmSync(keptResults, { recursive: true, force: true });
         }
       }
