@@ -9,7 +9,10 @@
  * - with a terminal: the jail is a session of its own; /dev/tty gets ENXIO, nothing reaches the pty;
  * - without one: the jail shares the caller's session and autogroup; /dev/tty gets ENXIO too, and
  *   kill(0, …), which would reach the deadline supervisor's process group, gets EPERM, and the
- *   autogroup's nice value (/proc/self/autogroup, one per session) cannot be written: /proc is read-only.
+ *   autogroup's nice value (/proc/self/autogroup, one per session) cannot be written: /proc is read-only;
+ *   the other calls that name a group or a process by number (tgkill and rt_sigqueueinfo with pid 0,
+ *   kill(-1), SIGIO owners set with F_SETOWN / F_SETOWN_EX to the group) reach nothing outside the
+ *   jail's pid namespace, where the supervisor and the caller have no number.
  * Positive controls: a bare bubblewrap without `--new-session` (and without our filter) on the pty
  * opens /dev/tty, writes to the user's screen and injects input with TIOCSTI; with the seccomp
  * process-group rule left out, a script's kill(0, SIGKILL) kills its supervisor's group and the run
@@ -31,6 +34,8 @@ const PY = '/usr/bin/python3';
 const ENXIO = 6;
 const EPERM = 1;
 const EROFS = 30;
+const ESRCH = 3;
+const EINVAL = 22;
 
 /** Runs in the jail: what it can reach of a terminal and of its process group, as JSON on stdout. */
 const PROBE = `
@@ -70,6 +75,42 @@ except OSError as e:
     r['kill0'] = e.errno
 print(json.dumps(r), flush=True)
 if attack:
+    # Every other way a process names its group or session, or a process outside its pid namespace.
+    # Each answers from the jail's pid namespace, where the caller, the supervisor and bubblewrap have no
+    # number (the group and session leaders show as 0): tgkill and rt_sigqueueinfo with pid 0, kill(-1),
+    # and SIGIO/SIGURG owners set to "the caller's group" with F_SETOWN and F_SETOWN_EX.
+    import ctypes, platform, struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    arm = platform.machine() == 'aarch64'
+    def sc(nr, *args):
+        return 0 if libc.syscall(nr, *args) >= 0 else ctypes.get_errno()
+    s = {}
+    s['tgkill0'] = sc(131 if arm else 234, 0, 0, signal.SIGKILL)
+    info = ctypes.create_string_buffer(struct.pack('iii', signal.SIGKILL, 0, -1), 128)
+    s['sigqueue0'] = sc(138 if arm else 129, 0, signal.SIGKILL, info)
+    try:
+        os.kill(-1, signal.SIGKILL)
+        s['killall'] = 0
+    except OSError as e:
+        s['killall'] = e.errno
+    got = []
+    signal.signal(signal.SIGIO, lambda *a: got.append(1))
+    rd, wr = os.pipe()
+    fcntl.fcntl(rd, fcntl.F_SETFL, fcntl.fcntl(rd, fcntl.F_GETFL) | os.O_ASYNC)
+    # Control: the mechanism works in the jail, towards the script itself.
+    fcntl.fcntl(rd, fcntl.F_SETOWN, os.getpid())
+    os.write(wr, b'x')
+    os.read(rd, 1)
+    s['sigio_self'] = len(got)
+    # Towards its group: 0 (how the jail sees the supervisor's group) as F_SETOWN's -pgid and as F_OWNER_PGRP.
+    fcntl.fcntl(rd, fcntl.F_SETOWN, -os.getpgrp())
+    s['own_pgrp'] = fcntl.fcntl(rd, fcntl.F_GETOWN)
+    fcntl.fcntl(rd, 15, struct.pack('ii', 2, os.getpgrp()))
+    s['own_ex'] = list(struct.unpack('ii', fcntl.fcntl(rd, 16, struct.pack('ii', 0, 0))))
+    os.write(wr, b'x')
+    os.read(rd, 1)
+    s['sigio_after'] = len(got)
+    print('signals ' + json.dumps(s), flush=True)
     # The supervisor's group (timeout, bubblewrap) when the jail shares the caller's session.
     try:
         os.kill(0, signal.SIGKILL)
@@ -186,6 +227,12 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     expect(o.probe.tty).toBe(ENXIO);
     expect(o.probe.kill0).toBe(EPERM);
     expect(o.out).toContain(`kill0-refused ${EPERM}`);
+    // The other calls that name a group or a process by number reach nothing outside the jail's pid
+    // namespace: tgkill(0) is invalid, rt_sigqueueinfo(0) and kill(-1) find no process, and a SIGIO
+    // owner of "group 0" is no owner at all (F_GETOWN_EX: type F_OWNER_PGRP, pid 0). Control: the same SIGIO set up towards the script itself
+    // arrives, so the attack line ran and the mechanism works in the jail.
+    const signals = JSON.parse(/^signals (.*)$/m.exec(o.out)![1]!) as Record<string, unknown>;
+    expect(signals).toEqual({ tgkill0: EINVAL, sigqueue0: ESRCH, killall: ESRCH, sigio_self: 1, own_pgrp: 0, own_ex: [2, 0], sigio_after: 1 });
     // The jail's /proc is read-only: the shared autogroup's nice value stays the caller's.
     expect(o.probe.ag_write).toBe(EROFS);
     expect(o.self.autogroupAfter).toBe(`${o.self.autogroup} nice 0`);
