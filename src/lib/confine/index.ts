@@ -62,8 +62,14 @@ export interface Handle {
   rel: string;
 }
 
+/**
+ * This process's fd directory, named by its pid rather than through the `/proc/self` link: one
+ * link less to resolve on every confined lookup (~0.3 µs of each open, two opens a `read`).
+ */
+const FD_DIR = `/proc/${process.pid}/fd`;
+
 export function procPath(dirFd: number, name?: string): string {
-  return name === undefined ? `/proc/self/fd/${dirFd}` : `/proc/self/fd/${dirFd}/${name}`;
+  return name === undefined ? `${FD_DIR}/${dirFd}` : `${FD_DIR}/${dirFd}/${name}`;
 }
 
 /**
@@ -183,13 +189,9 @@ export function resolve(root: Handle, parts: readonly string[], who: Identity | 
 export function openFileForRead(handle: Handle, who: Identity | undefined): number {
   if (!handle.stat.isFile()) throw new ConfineError('not_a_file', `not a regular file: ${handle.rel}`);
   if (!permits(handle.stat, who, 4)) throw denied(handle.rel);
-  const fd = openSync(procPath(handle.fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | O_CLOEXEC);
-  const st = fstatSync(fd);
-  if (st.ino !== handle.stat.ino || st.dev !== handle.stat.dev) {
-    closeSync(fd);
-    throw new ConfineError('io_error', `${handle.rel} changed while it was opened`);
-  }
-  return fd;
+  // The magic link of the handle's own fd: the open reaches that very inode, whatever the name
+  // points to now (no second fstat to compare inodes: they cannot differ).
+  return openSync(procPath(handle.fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | O_CLOEXEC);
 }
 
 /**
