@@ -18,35 +18,15 @@
  * workspace's owner) never gets an output into the canary; the path-based
  * move (check, then rename by path) does.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { materializeChildOutput } from '../../src/lib/coordinator/coordinator.js';
+import { crossDevice, hasPython, root, scratchOnShm, startRacer } from '../helpers/racer.js';
 import { tempDir } from '../helpers/temp.js';
-
-const SHM = '/dev/shm';
-const crossDevice = ((): boolean => {
-  try {
-    return statSync(SHM).isDirectory() && statSync(SHM).dev !== statSync(tmpdir()).dev;
-  } catch {
-    return false;
-  }
-})();
-
-const shmDirs: string[] = [];
-afterEach(() => {
-  while (shmDirs.length) rmSync(shmDirs.pop()!, { recursive: true, force: true });
-});
-
-function scratchOnShm(): string {
-  const dir = mkdtempSync(join(SHM, 'comis-coord-'));
-  shmDirs.push(dir);
-  return dir;
-}
 
 describe.skipIf(!crossDevice)('coordinator: a child cannot redirect where its output is moved (no second filesystem: skipped)', () => {
   it('clears planted links and copies exclusively across devices', async () => {
@@ -62,7 +42,7 @@ describe.skipIf(!crossDevice)('coordinator: a child cannot redirect where its ou
     symlinkSync(victim, join(results, `${runId}.stdout`));
     symlinkSync(victimDir, join(results, `${runId}.results`));
 
-    const scratch = scratchOnShm();
+    const scratch = scratchOnShm('comis-coord-');
     const tee = join(scratch, 'child.stdout');
     writeFileSync(tee, 'CHILD STDOUT');
     const kept = join(scratch, 'child.results');
@@ -92,7 +72,6 @@ describe.skipIf(!crossDevice)('coordinator: a child cannot redirect where its ou
   });
 });
 
-const root = process.getuid?.() === 0;
 const RACER_UID = 2_900_023;
 /**
  * Exchanges `comis-results` with `l` (a link to the canary) as fast as it
@@ -102,19 +81,13 @@ const RACER_UID = 2_900_023;
  * becomes a directory again).
  */
 const RACER = `
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-os.chdir(sys.argv[1])
-end = time.time() + float(sys.argv[2])
-open('started', 'w').close()
-n = 0
 def repair():
     a, b = os.path.islink('comis-results'), os.path.islink('l')
     if a and b:
         os.unlink('l'); os.mkdir('l')
     elif not a and not b:
         if os.path.lexists('l'): os.rename('l', 'd%d' % n)
-        os.symlink(sys.argv[3], 'l')
+        os.symlink(sys.argv[4], 'l')
     if not os.path.lexists('comis-results'): os.mkdir('comis-results')
 while time.time() < end:
     libc.renameat2(-100, b'comis-results', -100, b'l', 2)
@@ -126,15 +99,7 @@ while time.time() < end:
             pass
 `;
 
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-describe.skipIf(!existsSync('/usr/bin/python3'))('coordinator: a run racing in the same workspace cannot redirect the move', () => {
+describe.skipIf(!hasPython)('coordinator: a run racing in the same workspace cannot redirect the move', () => {
   /** A workspace owned by the racer (the jail uid), a canary outside it, and the racer running. */
   async function race(): Promise<{ workspace: string; canary: string; stop: () => Promise<void> }> {
     const base = tempDir('comis-coord-race-');
@@ -148,18 +113,8 @@ describe.skipIf(!existsSync('/usr/bin/python3'))('coordinator: a run racing in t
       for (const p of [workspace, join(workspace, 'comis-results')]) chownSync(p, RACER_UID, RACER_UID);
       spawnSync('chown', ['-h', `${RACER_UID}:${RACER_UID}`, join(workspace, 'l')]);
     }
-    const cmd = root ? ['setpriv', `--reuid=${RACER_UID}`, `--regid=${RACER_UID}`, '--clear-groups', '/usr/bin/python3'] : ['/usr/bin/python3'];
-    const racer = spawn(cmd[0]!, [...cmd.slice(1), '-c', RACER, workspace, '60', canary], { stdio: 'ignore' });
-    const gone = new Promise((r) => racer.on('exit', r));
-    await until('the racer', () => existsSync(join(workspace, 'started')));
-    return {
-      workspace,
-      canary,
-      stop: async () => {
-        racer.kill('SIGKILL');
-        await gone;
-      },
-    };
+    const racer = await startRacer(RACER, workspace, 60, [canary], RACER_UID);
+    return { workspace, canary, stop: racer.stop };
   }
 
   function teeFile(scratch: string, i: number): string {

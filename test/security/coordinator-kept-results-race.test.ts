@@ -13,32 +13,17 @@
  * Positive control: the same race against a path-based recursive copy (what
  * the move did, `cpSync` into the held directory) lands files in the canary.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, closeSync, constants, cpSync, lstatSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { materializeChildOutput } from '../../src/lib/coordinator/coordinator.js';
 import { O_PATH, procPath } from '../../src/lib/confine/index.js';
+import { crossDevice, hasPython, root, scratchOnShm, startRacer } from '../helpers/racer.js';
 import { tempDir } from '../helpers/temp.js';
 
-const SHM = '/dev/shm';
-const crossDevice = ((): boolean => {
-  try {
-    return statSync(SHM).isDirectory() && statSync(SHM).dev !== statSync(tmpdir()).dev;
-  } catch {
-    return false;
-  }
-})();
-
-const shmDirs: string[] = [];
-afterEach(() => {
-  while (shmDirs.length) rmSync(shmDirs.pop()!, { recursive: true, force: true });
-});
-
-const root = process.getuid?.() === 0;
 const RACER_UID = 2_900_024;
 const FILES = 40;
 
@@ -48,12 +33,6 @@ const FILES = 40;
  * the workspace while the directory lives on under another name.
  */
 const RACER = `
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-os.chdir(sys.argv[1])
-end = time.time() + float(sys.argv[2])
-open('../started', 'w').close()
-n = 0
 while time.time() < end:
     for name in os.listdir('.'):
         if not name.endswith('.results') or os.path.islink(name):
@@ -61,21 +40,13 @@ while time.time() < end:
         n += 1
         t = 't%d' % n
         try:
-            os.symlink(sys.argv[3], t)
+            os.symlink(sys.argv[4], t)
             libc.renameat2(-100, name.encode(), -100, t.encode(), 2)
         except OSError:
             pass
 `;
 
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-describe.skipIf(!crossDevice || !existsSync('/usr/bin/python3'))('coordinator: a run racing in the same workspace cannot redirect the copy of kept results (no second filesystem: skipped)', () => {
+describe.skipIf(!crossDevice || !hasPython)('coordinator: a run racing in the same workspace cannot redirect the copy of kept results (no second filesystem: skipped)', () => {
   async function race(): Promise<{ workspace: string; results: string; canary: string; stop: () => Promise<void> }> {
     const base = tempDir('comis-kept-race-');
     chmodSync(base, 0o711);
@@ -85,25 +56,13 @@ describe.skipIf(!crossDevice || !existsSync('/usr/bin/python3'))('coordinator: a
     const results = join(workspace, 'comis-results');
     mkdirSync(results, { recursive: true });
     if (root) for (const p of [workspace, results]) chownSync(p, RACER_UID, RACER_UID);
-    const cmd = root ? ['setpriv', `--reuid=${RACER_UID}`, `--regid=${RACER_UID}`, '--clear-groups', '/usr/bin/python3'] : ['/usr/bin/python3'];
-    const racer = spawn(cmd[0]!, [...cmd.slice(1), '-c', RACER, results, '90', canary], { stdio: 'ignore' });
-    const gone = new Promise((r) => racer.on('exit', r));
-    await until('the racer', () => existsSync(join(workspace, 'started')));
-    return {
-      workspace,
-      results,
-      canary,
-      stop: async () => {
-        racer.kill('SIGKILL');
-        await gone;
-      },
-    };
+    const racer = await startRacer(RACER, results, 90, [canary], RACER_UID);
+    return { workspace, results, canary, stop: racer.stop };
   }
 
   /** A child's output on the other filesystem: its stdout and a kept tree of FILES files in two levels. */
   function childOutput(i: number): { tee: string; kept: string } {
-    const scratch = mkdtempSync(join(SHM, 'comis-kept-'));
-    shmDirs.push(scratch);
+    const scratch = scratchOnShm('comis-kept-');
     const tee = join(scratch, 'child.stdout');
     writeFileSync(tee, `OUTPUT ${i}`);
     const kept = join(scratch, 'child.results');
