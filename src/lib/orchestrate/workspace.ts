@@ -10,7 +10,7 @@
  * agent's workspace, or a directory that another user could swap for a
  * link; and two workspaces never share a jail uid.
  */
-import { chmodSync, existsSync, lstatSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, realpathSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 
@@ -184,12 +184,16 @@ export function screenWorkspace(path: string, context: WorkspaceScreenContext): 
   st = lstatSync(real);
   if (!st.isDirectory()) refuse('it is not a directory');
   screenAncestors(real, refuse);
-  // A previous run may have planted a symlink or file where results/ is mounted.
+  // A previous run may have planted a symlink or file where results/ is mounted: unlinked, never
+  // recursively removed. Another run of this agent may race in the workspace at any moment: a
+  // recursive removal by path decided by this lstat could meet a directory swapped in and then
+  // unlink `results/<entry>` through a link swapped in for `results` (as root: anywhere on the host).
+  // unlink takes only the name itself, and fails on a directory, which is a mount point as good.
   const resultsMount = join(real, 'results');
   try {
-    if (!lstatSync(resultsMount).isDirectory()) rmSync(resultsMount, { force: true, recursive: true });
+    if (!lstatSync(resultsMount).isDirectory()) unlinkSync(resultsMount);
   } catch {
-    /* absent: bwrap creates the mount point */
+    /* absent (bwrap creates the mount point), or a directory by now */
   }
   return real;
 }
