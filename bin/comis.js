@@ -68,7 +68,13 @@ const main = async () => {
 // write, child and timer is done), exit at once with the same code instead of tearing the
 // environment down: freeing the V8 heap page by page was 1-5 ms of every command on a machine
 // where munmap is dear. 'exit' listeners still run; the store is closed by its users before this.
-process.once('beforeExit', (code) => process.exit(code));
+// Another 'beforeExit' listener (Ink unmounts an app still mounted on it) goes first: this one
+// waits for the loop to empty again, or for node's own exit if that listener left nothing to do.
+const exitWhenIdle = (code) => {
+  if (process.listenerCount('beforeExit') > 0) process.once('beforeExit', exitWhenIdle);
+  else process.exit(code);
+};
+process.once('beforeExit', exitWhenIdle);
 main().catch((err) => {
   // As an uncaught error of an ES module entry: the stack to stderr, exit 1.
   process.exitCode = 1;
