@@ -9,8 +9,9 @@
  * line; the same rewrite, in a jail bound to $COMIS_HOME as the old runner
  * bound it, does succeed.
  */
-import { chmodSync, chownSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
@@ -217,6 +218,69 @@ for (const target of [${JSON.stringify(join(ro, 'new.txt'))}, ${JSON.stringify(j
     // Control: with no entry the same script runs.
     writeFileSync(join(h.home, 'config.yaml'), 'agents:\n  default: {}\n');
     expect(h.run(['orchestrate', script]).stdout).toBe(`${MARKER}\n`);
+  });
+
+  it("an entry in or holding an agent's workspace, or under a directory another user can rewrite, is refused, naming the key; nothing runs", () => {
+    const h = makeHome();
+    const script = h.script('marker.cjs', `console.log('${MARKER}')`);
+    // Agent a's workspace outside $COMIS_HOME: its jail (or a run of any agent racing there) can swap a
+    // component of a path in it for a link between the check and the bind.
+    const wsA = join(tempDir('comis-ws-parent-'), 'wsA');
+    mkdirSync(join(wsA, 'out'), { recursive: true });
+    const config = (bind: string): string => `agents:\n  a:\n    workspace: ${JSON.stringify(wsA)}\n  default:\n    skills:\n      execSandbox:\n        readOnlyAllowPaths: [${JSON.stringify(bind)}]\n`;
+    const cases: [string, RegExp][] = [
+      [join(wsA, 'out'), /is inside an agent's workspace/],
+      [wsA, /is an agent's workspace/],
+      [dirname(wsA), /holds an agent's workspace/],
+    ];
+    if (isRoot()) {
+      // A directory whose parent another user owns: that user can rename it and put a link in its place.
+      const theirs = tempDir('comis-theirs-');
+      mkdirSync(join(theirs, 'data'));
+      chownSync(theirs, 12_345, 12_345);
+      cases.push([join(theirs, 'data'), /ancestor .* is owned by uid 12345, who could swap it for a link/]);
+    }
+    const groupWritable = tempDir('comis-shared-');
+    mkdirSync(join(groupWritable, 'data'));
+    chmodSync(groupWritable, 0o775);
+    cases.push([join(groupWritable, 'data'), /ancestor .* is writable by other users \(mode 775\)/]);
+    for (const [p, why] of cases) {
+      writeFileSync(join(h.home, 'config.yaml'), config(p));
+      const res = h.run(['orchestrate', script, '--json']);
+      expect(res.status, p).toBe(2);
+      const body = parseJson(res.stdout);
+      expect(body.error.code, p).toBe('CONFIG_INVALID');
+      expect(body.error.message, p).toContain('agents.default.skills.execSandbox.readOnlyAllowPaths[0]');
+      expect(body.error.message, p).toMatch(why);
+      expect(res.stdout, p).not.toContain(MARKER);
+    }
+    // Control: a directory of ours beside them is bound, and the script runs.
+    const ours = join(tempDir('comis-ours-'), 'data');
+    mkdirSync(ours);
+    writeFileSync(join(h.home, 'config.yaml'), config(ours));
+    expect(h.run(['orchestrate', script]).stdout).toBe(`${MARKER}\n`);
+  });
+
+  it.skipIf(!isRoot())('control: a stage bind follows a component swapped for a link after the path was checked', () => {
+    // What the refusal above prevents: the path is checked, then bound by mount(8) as root, which
+    // follows links. A component swapped in between takes the bind anywhere.
+    const base = tempDir('comis-bind-swap-');
+    const checked = join(base, 'src', 'data');
+    mkdirSync(checked, { recursive: true });
+    writeFileSync(join(checked, 'file'), 'CHECKED');
+    const elsewhere = join(base, 'elsewhere');
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, 'file'), 'ELSEWHERE');
+    const resolved = readOnlyAllowMounts([checked], { agentId: 'ops', comisHome: tempDir('comis-home-'), home: tempDir('comis-user-home-') })[0]!.source;
+    expect(resolved).toBe(realpathSync(checked));
+    // Between the check and the bind: the directory moved away, a link to elsewhere in its place.
+    renameSync(join(base, 'src'), join(base, 'src-away'));
+    mkdirSync(join(base, 'src'));
+    symlinkSync(elsewhere, join(base, 'src', 'data'));
+    const target = join(base, 'target');
+    mkdirSync(target);
+    const seen = execFileSync('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind "$1" "$2" && cat "$2/file"', 'sh', resolved, target], { encoding: 'utf8' });
+    expect(seen).toBe('ELSEWHERE');
   });
 
   it('an entry that would cover a path the jail builds itself is refused', () => {

@@ -49,6 +49,11 @@ export interface ResolvedAgent {
   mcpServers?: NonNullable<ComisConfig['mcp']>['servers'] | undefined;
   /** The outward channels configured (top-level channels), for message_*. */
   channels?: ComisConfig['channels'] | undefined;
+  /**
+   * The workspaces of every configured agent, this one's included (paths as configured, resolved):
+   * jails write there, so no agent's read-only bind may lie in or hold one (workspace.ts).
+   */
+  agentWorkspaces?: readonly string[] | undefined;
 }
 
 export const DEFAULT_AGENT_ID = 'default';
@@ -322,6 +327,8 @@ export function resolveAgent(loaded: LoadedConfig, requested?: string): Resolved
       if (env !== undefined) registerSecret(process.env[env]);
     }
   }
-  const workspace = agent.workspace ? (isAbsolute(agent.workspace) ? agent.workspace : resolve(loaded.home, agent.workspace)) : join(workspacesDir(loaded.home), id);
-  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers, channels: config.channels };
+  const workspaceOf = (agentId: string, configured: string | undefined): string => (configured ? (isAbsolute(configured) ? configured : resolve(loaded.home, configured)) : join(workspacesDir(loaded.home), agentId));
+  const workspace = workspaceOf(id, agent.workspace);
+  const agentWorkspaces = Object.entries(config.agents).map(([agentId, a]) => workspaceOf(agentId, a.workspace));
+  return { id, config: agent, workspace, source: loaded.source, mcpServers: config.mcp?.servers, channels: config.channels, agentWorkspaces };
 }

@@ -220,13 +220,35 @@ const JAIL_SEALED_TREES = ['/workspace', '/run', ...RESERVED_TARGETS];
  * `/workspace`, `/usr`…, or inside `/workspace`, `/run`, `/proc`, `/dev`,
  * `/etc`) is refused. Errors name `agents.<id>.skills.execSandbox.readOnlyAllowPaths[i]`.
  */
-export function readOnlyAllowMounts(paths: readonly string[], context: WorkspaceScreenContext): JailMount[] {
+export function readOnlyAllowMounts(paths: readonly string[], context: WorkspaceScreenContext & { workspaces?: readonly string[] }): JailMount[] {
   const ctx = { home: homedir(), ...context };
+  // Real paths of every agent's workspace (those that exist; one not made yet has nothing to bind).
+  const workspaces = (ctx.workspaces ?? []).map((w) => realOr(resolvePath(w)));
   return paths.map((p, i) => {
     const key = `agents.${ctx.agentId}.skills.execSandbox.readOnlyAllowPaths[${i}]`;
     let source: string;
     try {
       source = screenBindSource(p, { comisHome: ctx.comisHome, home: ctx.home });
+      // The path is resolved here and bound later (as root through a stage mount, which follows
+      // links): each of its components must stay what it was until then. A jail rewrites its
+      // workspace at any moment (another run of any agent may be running), and another user may
+      // rewrite a directory they own or can write: either could swap a component for a link
+      // between this check and the bind, and show the jail anything, unscreened.
+      const workspace = workspaces.find((w) => w === source || inside(source, w) || inside(w, source));
+      if (workspace !== undefined) {
+        throw new ComisError(
+          'INPUT_INVALID',
+          `Refusing to bind ${p} into the jail: it ${workspace === source ? 'is' : inside(source, workspace) ? 'is inside' : 'holds'} an agent's workspace (${workspace}), which jails rewrite at any moment.`,
+          {
+            hint: 'Bind a directory no jail writes to; hand results between agents through a plan (comis run) instead.',
+          },
+        );
+      }
+      screenAncestors(source, (why) => {
+        throw new ComisError('INPUT_INVALID', `Refusing to bind ${p} into the jail: ${why.replace('the workspace', 'it')}.`, {
+          hint: "Bind a directory whose every parent is root's or yours and writable by no one else.",
+        });
+      });
     } catch (err) {
       if (!(err instanceof ComisError)) throw err;
       throw new ComisError('CONFIG_INVALID', `${key}: ${err.message}`, { hint: `Nothing was run. ${err.hint ?? ''}`.trim(), details: { agentId: ctx.agentId, key, path: p } });
@@ -289,7 +311,7 @@ export async function prepareAgentJail(agent: ResolvedAgent, comisHome: string, 
   const ctx = { agentId: agent.id, comisHome };
   const workspaceReal = screenWorkspace(agent.workspace, ctx);
   const sandbox = agent.config.skills.execSandbox;
-  const readOnlyMounts = readOnlyAllowMounts(sandbox.readOnlyAllowPaths, ctx);
+  const readOnlyMounts = readOnlyAllowMounts(sandbox.readOnlyAllowPaths, { ...ctx, workspaces: [...(agent.agentWorkspaces ?? []), agent.workspace] });
   const root = process.geteuid?.() === 0;
   /** The workspace, checked to be comis's or `uid`'s (or its legacy uid's), made the jail's. */
   const handOver = (uid: number): void => {
