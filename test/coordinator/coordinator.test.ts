@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import * as yaml from 'yaml';
@@ -22,6 +22,24 @@ function plan(text: string) {
 }
 
 describe('runPlan', () => {
+  it("a child inherits the lead's read-only binds, screened against every agent's workspace", async () => {
+    // Agent a's workspace is outside $COMIS_HOME; the lead binds a directory in it read-only.
+    const wsA = join(tempDir('comis-ws-parent-'), 'wsA');
+    mkdirSync(join(wsA, 'out'), { recursive: true });
+    const bind = (path: string): string => `defaultAgent: lead\nagents:\n  a:\n    workspace: ${JSON.stringify(wsA)}\n  lead:\n    skills:\n      execSandbox:\n        readOnlyAllowPaths: [${JSON.stringify(path)}]\n`;
+    const p = plan(`children:\n  - id: c\n    language: js\n    inline: "console.log('ran')"\n`);
+    const refused = await setup(bind(join(wsA, 'out')));
+    const res = await runPlan({ plan: p, lead: refused.lead, home: refused.home, sessionKey: 's-bind' });
+    expect(res.children[0]).toMatchObject({ state: 'failed', errorCode: 'CONFIG_INVALID' });
+    expect(res.children[0]!.summary).toMatch(/readOnlyAllowPaths\[0\].*inside an agent's workspace/);
+    // Control: a directory of ours beside it is bound and the child runs.
+    const ours = join(tempDir('comis-ours-'), 'data');
+    mkdirSync(ours);
+    const ok = await setup(bind(ours));
+    const ran = await runPlan({ plan: p, lead: ok.lead, home: ok.home, sessionKey: 's-bind-ok' });
+    expect(ran.children[0]).toMatchObject({ state: 'done', summary: 'ran' });
+  });
+
   it('an assistant lead gets no orchestrate: the plan is refused before any child runs', async () => {
     const { home, lead } = await setup('agents:\n  lead:\n    autonomy:\n      profile: assistant\n');
     const events: CoordinatorEvent[] = [];

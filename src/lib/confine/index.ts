@@ -302,7 +302,7 @@ export const MAX_COPY_DEPTH = 2 * MAX_PATH_DEPTH;
  * the held directory `dir`, which another user may be writing to at the same time. Nothing below
  * `dir` is ever reached by a path through a name that user could swap: each directory is made and
  * then held (`makeDir`: never through a link), each file is copied exclusively into its held
- * directory through `/proc/self/fd/<dir>/<name>` (a link or any existing name there is refused,
+ * directory through its held fd (`procPath(dir, name)`: a link or any existing name there is refused,
  * never followed) with its mode, and each directory gets its mode through its own fd. Regular
  * files and directories only: anything else in the source is left out. Throws on the first
  * refusal; what was copied until then stays.

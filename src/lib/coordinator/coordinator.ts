@@ -349,7 +349,7 @@ export async function runPlan(options: RunPlanOptions): Promise<PlanRunResult> {
     }
     // Children do the heavy work the lead may not: they run as workers (the lead's
     // coordinator role narrows the lead only), under the lead's profile and tool policy.
-    const agent: ResolvedAgent = { id: r.agentId, config: { ...lead.config, autonomy: { ...lead.config.autonomy, role: 'worker' } }, workspace, source: lead.source };
+    const agent: ResolvedAgent = { id: r.agentId, config: { ...lead.config, autonomy: { ...lead.config.autonomy, role: 'worker' } }, workspace, source: lead.source, agentWorkspaces: lead.agentWorkspaces };
     const teePath = join(scratch, `${child.id}.stdout`);
     const keptResults = join(scratch, `${child.id}.results`);
     rmSync(teePath, { force: true });
