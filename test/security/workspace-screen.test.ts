@@ -37,6 +37,18 @@ function configWith(workspace: string, extra = ''): string {
   return `agents:\n  default:\n    workspace: ${JSON.stringify(workspace)}\n${extra}`;
 }
 
+/** With `config` in place, `orchestrate script` exits 2 with CONFIG_INVALID naming readOnlyAllowPaths[0] and `why`; the script never ran. */
+function expectBindRefused(h: ReturnType<typeof makeHome>, script: string, config: string, p: string, why: RegExp): void {
+  writeFileSync(join(h.home, 'config.yaml'), config);
+  const res = h.run(['orchestrate', script, '--json']);
+  expect(res.status, p).toBe(2);
+  const body = parseJson(res.stdout);
+  expect(body.error.code, p).toBe('CONFIG_INVALID');
+  expect(body.error.message, p).toContain('agents.default.skills.execSandbox.readOnlyAllowPaths[0]');
+  expect(body.error.message, p).toMatch(why);
+  expect(res.stdout, p).not.toContain(MARKER);
+}
+
 function expectRefused(fn: () => unknown, key: RegExp, why: RegExp): ComisError {
   try {
     fn();
@@ -205,16 +217,7 @@ for (const target of [${JSON.stringify(join(ro, 'new.txt'))}, ${JSON.stringify(j
       ['/lib/x86_64-linux-gnu', /jail's own \/lib/],
       [join(tempDir(), 'absent'), /does not exist/],
     ];
-    for (const [p, why] of cases) {
-      writeFileSync(join(h.home, 'config.yaml'), `agents:\n  default:\n    skills:\n      execSandbox:\n        readOnlyAllowPaths: [${JSON.stringify(p)}]\n`);
-      const res = h.run(['orchestrate', script, '--json']);
-      expect(res.status, p).toBe(2);
-      const body = parseJson(res.stdout);
-      expect(body.error.code, p).toBe('CONFIG_INVALID');
-      expect(body.error.message, p).toContain('agents.default.skills.execSandbox.readOnlyAllowPaths[0]');
-      expect(body.error.message, p).toMatch(why);
-      expect(res.stdout, p).not.toContain(MARKER);
-    }
+    for (const [p, why] of cases) expectBindRefused(h, script, `agents:\n  default:\n    skills:\n      execSandbox:\n        readOnlyAllowPaths: [${JSON.stringify(p)}]\n`, p, why);
     // Control: with no entry the same script runs.
     writeFileSync(join(h.home, 'config.yaml'), 'agents:\n  default: {}\n');
     expect(h.run(['orchestrate', script]).stdout).toBe(`${MARKER}\n`);
@@ -244,16 +247,7 @@ for (const target of [${JSON.stringify(join(ro, 'new.txt'))}, ${JSON.stringify(j
     mkdirSync(join(groupWritable, 'data'));
     chmodSync(groupWritable, 0o775);
     cases.push([join(groupWritable, 'data'), /ancestor .* is writable by other users \(mode 775\)/]);
-    for (const [p, why] of cases) {
-      writeFileSync(join(h.home, 'config.yaml'), config(p));
-      const res = h.run(['orchestrate', script, '--json']);
-      expect(res.status, p).toBe(2);
-      const body = parseJson(res.stdout);
-      expect(body.error.code, p).toBe('CONFIG_INVALID');
-      expect(body.error.message, p).toContain('agents.default.skills.execSandbox.readOnlyAllowPaths[0]');
-      expect(body.error.message, p).toMatch(why);
-      expect(res.stdout, p).not.toContain(MARKER);
-    }
+    for (const [p, why] of cases) expectBindRefused(h, script, config(p), p, why);
     // Control: a directory of ours beside them is bound, and the script runs.
     const ours = join(tempDir('comis-ours-'), 'data');
     mkdirSync(ours);
