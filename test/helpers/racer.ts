@@ -4,11 +4,12 @@
  * concurrent jail of the same workspace would race comis.
  */
 import { spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterEach } from 'vitest';
+import { tempDir } from './temp.js';
+import { until } from './until.js';
 
 export const SHM = '/dev/shm';
 
@@ -21,26 +22,9 @@ export const crossDevice = ((): boolean => {
   }
 })();
 
-const shmDirs: string[] = [];
-const made: string[] = [];
-afterEach(() => {
-  while (shmDirs.length) rmSync(shmDirs.pop()!, { recursive: true, force: true });
-  while (made.length) rmSync(made.pop()!, { recursive: true, force: true });
-});
-
 /** A fresh directory on /dev/shm, removed after the current test. */
 export function scratchOnShm(prefix = 'comis-shm-'): string {
-  const dir = mkdtempSync(join(SHM, prefix));
-  shmDirs.push(dir);
-  return dir;
-}
-
-export async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  return tempDir(prefix, SHM);
 }
 
 export const root = process.getuid?.() === 0;
@@ -67,8 +51,7 @@ n = 0
  */
 export async function startRacer(body: string, dir: string, seconds: number, args: readonly string[], uid: number): Promise<{ stop: () => Promise<void> }> {
   // Its own directory for the file, the racer's (as root: it runs as another uid).
-  const flagDir = mkdtempSync(join(tmpdir(), 'comis-racer-'));
-  made.push(flagDir);
+  const flagDir = tempDir('comis-racer-');
   if (root) chownSync(flagDir, uid, uid);
   const started = join(flagDir, 'started');
   const cmd = root ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '/usr/bin/python3'] : ['/usr/bin/python3'];

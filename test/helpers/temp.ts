@@ -8,9 +8,9 @@ import { removeTree } from '../../src/lib/orchestrate/run-dir.js';
 
 const made: string[] = [];
 
-/** A fresh real directory (mode 0700), removed after the current test. */
-export function tempDir(prefix = 'comis-test-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+/** A fresh real directory (mode 0700) in `parent` (the temp dir by default), removed after the current test. */
+export function tempDir(prefix = 'comis-test-', parent = tmpdir()): string {
+  const dir = mkdtempSync(join(parent, prefix));
   made.push(dir);
   // Listed for the next suite, which removes it should this one be killed first (test/setup/isolated-home.ts).
   const run = process.env.COMIS_TEST_RUN_DIR;

@@ -17,6 +17,7 @@ import { removeTree } from '../../src/lib/orchestrate/run-dir.js';
 import { comisBin, parseJson, repoRoot } from '../helpers/cli.js';
 import { makeHome, type Home } from '../helpers/orchestrate.js';
 import { removeTempDir, tempDir } from '../helpers/temp.js';
+import { until } from '../helpers/until.js';
 
 const root = process.getuid?.() === 0;
 const OTHER_UID = 1000; // `cloudsdk`: another local user
@@ -37,14 +38,6 @@ function startComis(h: Home, args: string[]): { child: ChildProcess; done: Promi
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => child.on('exit', (status, signal) => resolve({ status, signal, stdout, stderr })));
   return { child, done };
-}
-
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Every entry below `dir` (not following links), with its lstat mode. */

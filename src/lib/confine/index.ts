@@ -9,7 +9,7 @@
  * blocked writer is released, a root-only directory answers differently
  * from a missing one. Instead every component is looked up on its own:
  *
- * - from a directory fd, through `/proc/self/fd/<dirfd>/<name>` (Node has no
+ * - from a directory fd, through `/proc/<pid>/fd/<dirfd>/<name>` (Node has no
  *   openat), with `O_PATH | O_NOFOLLOW`: the kernel resolves exactly one
  *   name in exactly that directory and opens nothing (no FIFO, device or
  *   driver open, no read, no automount of the final name);
@@ -24,7 +24,6 @@
  * Imports nothing but `node:fs`: the grep worker bundles this file as is.
  */
 import { chmodSync, closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
 
 /** `O_PATH` on Linux (absent from Node's constants). */
 export const O_PATH = 0o10000000;
@@ -295,7 +294,7 @@ export function openFileForWrite(handle: Handle): number {
 }
 
 /** Deepest directory level {@link copyTreeInto} copies (a run's kept results: its ResultRefs and `writes/`). */
-export const MAX_COPY_DEPTH = 2 * MAX_PATH_DEPTH;
+const MAX_COPY_DEPTH = 2 * MAX_PATH_DEPTH;
 
 /**
  * Copies the tree at `source`, a path only comis writes (walked by path), to a new entry `name` of
@@ -317,7 +316,7 @@ export function copyTreeInto(source: string, dir: Handle, name: string, depth = 
   if (!st.isDirectory()) return;
   const made = makeDir(dir, name, 0o700);
   try {
-    for (const entry of readdirSync(source)) copyTreeInto(join(source, entry), made, entry, depth + 1);
+    for (const entry of readdirSync(source)) copyTreeInto(`${source}/${entry}`, made, entry, depth + 1);
     chmodSync(procPath(made.fd), st.mode & 0o777);
   } finally {
     closeSync(made.fd);

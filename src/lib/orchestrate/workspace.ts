@@ -142,12 +142,12 @@ function projectedRealPath(lexical: string): string {
  * each must be owned by root or by comis's own uid, and not group- or
  * world-writable unless sticky (where others cannot rename what they do not own).
  */
-function screenAncestors(real: string, refuse: (why: string) => never): void {
+function screenAncestors(real: string, refuse: (why: string) => never, what = 'the workspace'): void {
   const me = process.geteuid?.() ?? -1;
   for (let dir = dirname(real); ; dir = dirname(dir)) {
     const st = lstatSync(dir);
-    if (st.uid !== 0 && st.uid !== me) refuse(`its ancestor ${dir} is owned by uid ${st.uid}, who could swap the workspace for a link`);
-    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) refuse(`its ancestor ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}), who could swap the workspace for a link`);
+    if (st.uid !== 0 && st.uid !== me) refuse(`its ancestor ${dir} is owned by uid ${st.uid}, who could swap ${what} for a link`);
+    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) refuse(`its ancestor ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}), who could swap ${what} for a link`);
     if (dir === '/') break;
   }
 }
@@ -221,6 +221,7 @@ const JAIL_SEALED_TREES = ['/workspace', '/run', ...RESERVED_TARGETS];
  * `/etc`) is refused. Errors name `agents.<id>.skills.execSandbox.readOnlyAllowPaths[i]`.
  */
 export function readOnlyAllowMounts(paths: readonly string[], context: WorkspaceScreenContext & { workspaces?: readonly string[] }): JailMount[] {
+  if (paths.length === 0) return [];
   const ctx = { home: homedir(), ...context };
   // Real paths of every agent's workspace (those that exist; one not made yet has nothing to bind).
   const workspaces = (ctx.workspaces ?? []).map((w) => realOr(resolvePath(w)));
@@ -244,11 +245,15 @@ export function readOnlyAllowMounts(paths: readonly string[], context: Workspace
           },
         );
       }
-      screenAncestors(source, (why) => {
-        throw new ComisError('INPUT_INVALID', `Refusing to bind ${p} into the jail: ${why.replace('the workspace', 'it')}.`, {
-          hint: "Bind a directory whose every parent is root's or yours and writable by no one else.",
-        });
-      });
+      screenAncestors(
+        source,
+        (why) => {
+          throw new ComisError('INPUT_INVALID', `Refusing to bind ${p} into the jail: ${why}.`, {
+            hint: "Bind a directory whose every parent is root's or yours and writable by no one else.",
+          });
+        },
+        'it',
+      );
     } catch (err) {
       if (!(err instanceof ComisError)) throw err;
       throw new ComisError('CONFIG_INVALID', `${key}: ${err.message}`, { hint: `Nothing was run. ${err.hint ?? ''}`.trim(), details: { agentId: ctx.agentId, key, path: p } });
