@@ -5,6 +5,7 @@
  */
 import { chmodSync, closeSync, fstatSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, readSync, renameSync, symlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -266,7 +267,7 @@ describe('lookup, resolve and open', () => {
     });
   });
 
-  it('openConfinedFile resolves and opens in one step; a FIFO is not_a_file and never opened', () => {
+  it('openConfinedFile resolves and opens in one step; a FIFO in the root is not_a_file and never blocks the open', () => {
     const root = tree();
     const r = openConfinedFile(root, ['top.txt'], undefined);
     expect(r.rel).toBe('top.txt');
@@ -275,6 +276,37 @@ describe('lookup, resolve and open', () => {
     execFileSync('mkfifo', [join(root, 'fifo')]);
     expect(codeOf(() => openConfinedFile(root, ['fifo'], undefined))).toBe('not_a_file');
     expect(codeOf(() => openConfinedFile(root, ['link'], undefined))).toBe('not_found');
+  });
+
+  it('openConfinedFile answers each kind of last name as a looked-up handle would', async () => {
+    const root = tree();
+    const stranger = { uid: 4242, gid: 4242 };
+    // Deeper names: the directories on the way are looked up, the last name opened for reading.
+    const deep = openConfinedFile(root, ['d', 'f.txt'], undefined);
+    expect(readFileSync(deep.fd, 'utf8')).toBe('inside');
+    closeSync(deep.fd);
+    expect(codeOf(() => openConfinedFile(root, ['d'], undefined))).toBe('not_a_file');
+    expect(codeOf(() => openConfinedFile(root, ['dirlink', 'secret'], undefined))).toBe('not_found');
+    expect(codeOf(() => openConfinedFile(root, ['top.txt', 'x'], undefined))).toBe('not_found');
+    expect(codeOf(() => openConfinedFile(root, ['d', 'missing'], undefined))).toBe('not_found');
+    // A unix socket cannot be opened (ENXIO): not a file, not an I/O error.
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(join(root, 'sock'), r));
+    try {
+      expect(codeOf(() => openConfinedFile(root, ['sock'], undefined))).toBe('not_a_file');
+    } finally {
+      server.close();
+    }
+    // A file its owner alone may read: refused to anyone else, whoever comis runs as.
+    chmodSync(join(root, 'top.txt'), 0o600);
+    chmodSync(root, 0o755);
+    const own = openConfinedFile(root, ['top.txt'], undefined);
+    closeSync(own.fd);
+    expect(own.stat.size).toBe(3);
+    expect(codeOf(() => openConfinedFile(root, ['top.txt'], stranger))).toBe('permission_denied');
+    // A directory the identity cannot search: refused before its names are looked at.
+    chmodSync(join(root, 'd'), 0o700);
+    expect(codeOf(() => openConfinedFile(root, ['d', 'f.txt'], stranger))).toBe('permission_denied');
   });
 
   it('a HeldRoot opens the root once, sees a chmod of it at once, stays on the directory it opened, and leaks nothing', () => {
