@@ -297,6 +297,9 @@ describe('lookup, resolve and open', () => {
     } finally {
       server.close();
     }
+    // The one device node the jail can make, as anyone can since Linux 5.8: a 0:0 whiteout. No driver: ENXIO.
+    execFileSync('mknod', [join(root, 'whiteout'), 'c', '0', '0']);
+    expect(codeOf(() => openConfinedFile(root, ['whiteout'], undefined))).toBe('not_a_file');
     // A file its owner alone may read: refused to anyone else, whoever comis runs as.
     chmodSync(join(root, 'top.txt'), 0o600);
     chmodSync(root, 0o755);

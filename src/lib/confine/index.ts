@@ -269,7 +269,8 @@ export function openConfinedFile(root: string | HeldRoot, parts: readonly string
  * `O_NONBLOCK` (a FIFO the jail made opens at once, and is then refused as not a file). Safe
  * without the `O_PATH` look first, because this name is in a directory already confined: what it
  * can name is only what the jail itself made there — a regular file, a directory, a FIFO or a
- * socket (the jail cannot make device nodes, nor link to a host FIFO across its mounts).
+ * socket (the jail cannot make a device node with a driver: the 0:0 whiteout it may make opens as
+ * ENXIO; nor link to a host FIFO across its mounts).
  * The file's stat then decides as for a looked-up handle: a regular file `who` may read, or the
  * fd is closed and the call refused. Saves the second open through `/proc` and its close.
  */
@@ -288,7 +289,7 @@ function openLeafForRead(dir: Handle, parts: readonly string[], who: Identity | 
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG') throw notFound(rel);
-    // A socket answers ENXIO, a file under a write lease EWOULDBLOCK: neither is a file to read.
+    // A socket or a 0:0 whiteout answers ENXIO, a file under a write lease EWOULDBLOCK: none is a file to read.
     if (code === 'ENXIO' || code === 'EWOULDBLOCK' || code === 'EAGAIN') throw new ConfineError('not_a_file', `not a regular file: ${rel}`);
     if (code === 'EACCES' || code === 'EPERM') throw denied(rel);
     throw new ConfineError('io_error', `open failed (${code ?? 'error'})`);
