@@ -114,6 +114,10 @@ async function runInJail(name: RuntimePart['name'], interp: ResolvedInterpreter,
         env: { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8' },
         limits: DEFAULT_JAIL_LIMITS,
         hostUid,
+        // The supervisor, not a timer of ours: should comis die while the jail starts, bubblewrap's
+        // child (cloned before bubblewrap sets its own parent-death signal) would be left blocked
+        // forever; the supervisor's SIGKILL to its process group ends it (plan.ts supervisorArgs).
+        deadlineMs: IN_JAIL_TIMEOUT_MS,
       },
       jail.tools,
       jail.arch,
@@ -122,7 +126,7 @@ async function runInJail(name: RuntimePart['name'], interp: ResolvedInterpreter,
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-    const timer = setTimeout(() => child.kill(), IN_JAIL_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill(), IN_JAIL_TIMEOUT_MS + 1_000); // the second line
     const exit = await child.exited;
     clearTimeout(timer);
     if (exit.code === 0) return { ok: true, output: out.trim() };

@@ -111,8 +111,13 @@ function killProcess(p: ProcessId | undefined): void {
  *
  * Security properties: `req.env` reaches bubblewrap only through a pipe, so
  * no host command line or host environ shows it; if the comis process dies
- * (even SIGKILL), --die-with-parent takes the jail down with it; the jail
- * can reach no host socket except those the caller binds.
+ * (even SIGKILL), the jail goes down with it: with `req.deadlineMs`, at any
+ * moment (the supervisor SIGKILLs its whole process group); without one only
+ * once bubblewrap has set its parent-death signal, after it cloned the jail's
+ * pid 1 — a comis killed before that leaves that child blocked for good
+ * (test/security/jail-start-orphans.test.ts), so every production caller
+ * passes a deadline. The jail can reach no host socket except those the
+ * caller binds.
  *
  * As root: rw mount sources must be writable by the jail's host uid
  * ({@link prepareWritableDir}). The process spawned (bubblewrap, or the

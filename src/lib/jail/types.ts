@@ -71,6 +71,8 @@ export interface JailRequest {
    * started under a supervisor (coreutils `timeout -s KILL`) that SIGKILLs it
    * this many ms after the start, whatever comis is doing; the exit then
    * says `killedBy: 'deadline'`. The caller's own timer stays the second line.
+   * The supervisor is also what ends a jail whose comis dies while it starts
+   * (see spawnJail): every production caller passes one.
    */
   deadlineMs?: number;
   /**

@@ -1,0 +1,185 @@
+/**
+ * A comis SIGKILLed while a jail is still starting leaves nothing behind.
+ *
+ * bubblewrap clones the jail's pid 1 and only then sets its own parent-death
+ * signal; the child waits on an eventfd until bubblewrap has mapped its uids.
+ * Should comis die before that (bubblewrap's parent is then already gone, so
+ * the signal never comes, and its status write to the dead comis ends it with
+ * SIGPIPE), the child stays blocked for good: an orphan of pid 1 holding the
+ * jail's fds. A jail with a deadline is covered twice: its stager checks that
+ * comis is still its parent before it goes on (as it does here, where the
+ * spawner dies at the start of the chain), and the supervisor (`setpriv
+ * --pdeathsig ALRM timeout`) SIGKILLs its whole process group when comis dies
+ * or at the deadline, which reaches that child too. Every production jail has
+ * one now: the jail probe's had none, and a CI run left three such orphans of
+ * SIGKILLed `comis jail probe`s (temp-leftovers.test.ts) behind.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { comisBin, repoRoot } from '../helpers/cli.js';
+import { bundleJail, pidsWithCmdline, until, workspace } from '../jail/helpers.js';
+import { privateTmpDir, tempDir } from '../helpers/temp.js';
+
+const marker = (): string => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+
+/** The parent pid of `pid` (field 4 of /proc/<pid>/stat), or undefined once it is gone. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts a jail whose command is `sleep <mark>` from a node process that SIGKILLs itself as soon as
+ * spawnJail returns (the chain of execs before bubblewrap has only begun). Resolves, once it is
+ * dead, with the command lines holding the mark it saw just before it died: its chain, running.
+ */
+async function spawnAndDie(mark: string, deadlineMs: number | undefined): Promise<string[]> {
+  const dir = tempDir();
+  const bundle = bundleJail(dir);
+  const ws = workspace();
+  const driver = join(dir, 'driver.mjs');
+  const seenFile = join(dir, 'seen.json');
+  writeFileSync(
+    driver,
+    `import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnJail, DEFAULT_JAIL_LIMITS } from ${JSON.stringify(bundle)};
+spawnJail({
+  command: ['/bin/sleep', '${mark}'],
+  mounts: [{ kind: 'rw', source: ${JSON.stringify(ws.path)}, target: '/workspace' }],
+  cwd: '/workspace', env: { PATH: '/usr/bin:/bin' }, limits: DEFAULT_JAIL_LIMITS, hostUid: ${ws.hostUid},
+  ${deadlineMs === undefined ? '' : `deadlineMs: ${deadlineMs},`}
+});
+const seen = [];
+for (const pid of readdirSync('/proc')) {
+  try {
+    const cmd = readFileSync('/proc/' + pid + '/cmdline', 'utf8');
+    if (cmd.includes('${mark}')) seen.push(cmd.split('\\0')[0]);
+  } catch {}
+}
+writeFileSync(${JSON.stringify(seenFile)}, JSON.stringify(seen));
+process.kill(process.pid, 'SIGKILL');
+`,
+  );
+  const child = spawn(process.execPath, [driver], { stdio: 'ignore', env: { ...process.env, TMPDIR: privateTmpDir() } });
+  const code = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, signal) => resolve(signal)));
+  expect(code).toBe('SIGKILL');
+  return JSON.parse(readFileSync(seenFile, 'utf8')) as string[];
+}
+
+describe('a jail whose spawner dies while it starts', () => {
+  it('without a deadline leaves bubblewrap’s child blocked for good (control); with one, nothing is left', { timeout: 120_000 }, async () => {
+    // Control: the hole, on a jail without a supervisor. The orphan's command line is bubblewrap's.
+    const bare = marker();
+    const bareChain = await spawnAndDie(bare, undefined);
+    try {
+      // It died while its chain ran, before bubblewrap (the chain's first program is prlimit).
+      expect(bareChain.length).toBeGreaterThan(0);
+      expect(bareChain.some((cmd) => cmd.endsWith('/bwrap'))).toBe(false);
+      // The chain goes on without its parent: bubblewrap starts, clones, and loses its parent.
+      await until(() => pidsWithCmdline(bare).some((pid) => parentOf(pid) === 1 && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bwrap')), 20_000, 'an orphaned bubblewrap');
+      await new Promise((r) => setTimeout(r, 2_000));
+      const left = pidsWithCmdline(bare);
+      expect(left.length, 'the unsupervised jail left a process behind').toBeGreaterThan(0);
+      // Blocked, not on its way out: it has no child and sleeps (on the eventfd), two seconds on.
+      for (const pid of left) expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) S /);
+    } finally {
+      for (const pid of pidsWithCmdline(bare)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      await until(() => pidsWithCmdline(bare).length === 0, 20_000, 'the control orphans to be killed');
+    }
+
+    // The same death with a deadline: the supervisor ends the whole process group.
+    const supervised = marker();
+    const chain = await spawnAndDie(supervised, 3_000);
+    // The attack ran: the spawner died while its chain ran, before bubblewrap.
+    expect(chain.length, 'the chain was not running when its spawner died').toBeGreaterThan(0);
+    expect(chain.some((cmd) => cmd.endsWith('/bwrap'))).toBe(false);
+    await until(() => pidsWithCmdline(supervised).length === 0, 20_000, 'every process of the supervised jail to die');
+  });
+});
+
+/** The command lines (argv) of the descendants of `pid` whose command line holds one of `needles`. */
+function descendantsWith(pid: number, needles: readonly string[]): string[][] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const parent = parentOf(Number(name));
+    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
+  }
+  const out: string[][] = [];
+  for (let level = children.get(pid) ?? []; level.length > 0; level = level.flatMap((p) => children.get(p) ?? [])) {
+    for (const p of level) {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        if (needles.some((n) => cmd.includes(n))) out.push(cmd.split('\0'));
+      } catch {
+        /* gone */
+      }
+    }
+  }
+  return out;
+}
+
+/** Live processes with an fd into `dir` (a jail holds its data files, which have no other name, there). */
+function holdingFdsIn(dir: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readdirSync(`/proc/${name}/fd`).some((fd) => readlinkSync(`/proc/${name}/fd/${fd}`).startsWith(`${dir}/`))) out.push(Number(name));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
+describe('`comis jail probe` killed while its jails start', () => {
+  it("leaves no process behind: the probe's jails are supervised", { timeout: 300_000 }, async () => {
+    // What the probe's node and python jails run (plan.ts passes it on the chain's command line).
+    const needles = ['process.stdout.write(process.version)', 'import sys;print(sys.version'];
+    let landed = 0;
+    for (let attempt = 0; attempt < 10 && landed < 3; attempt++) {
+      const tmp = privateTmpDir();
+      const home = tempDir('comis-home-');
+      const run = spawn(process.execPath, [comisBin, 'jail', 'probe', '--json'], {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, COMIS_HOME: home, TMPDIR: tmp },
+        stdio: 'ignore',
+      });
+      const exited = new Promise<void>((resolve) => run.once('exit', () => resolve()));
+      let caught = false;
+      // SIGKILL comis as soon as one of its jails' chains has reached bubblewrap (exec'd in place,
+      // below comis and the supervisor): before its parent-death signal, as without a supervisor every such
+      // kill left bubblewrap's child blocked for good (15 of 15 tries, the probe without a deadline).
+      while (run.exitCode === null && run.signalCode === null) {
+        caught = descendantsWith(run.pid!, needles).some((argv) => argv[0]!.endsWith('/bwrap'));
+        if (caught) {
+          run.kill('SIGKILL');
+          break;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+      await exited;
+      if (!caught) continue; // the probe finished (or died) before a chain was caught: not an attempt
+      landed++;
+      // Within the probe's deadline (20 s) and then some, nothing of those jails is left.
+      await until(() => holdingFdsIn(tmp).length === 0 && pidsWithCmdline(tmp).length === 0, 40_000, `the jails of the killed probe to die (attempt ${attempt})`);
+    }
+    // The attack ran: comis died while one of its jails' chains was running.
+    expect(landed, "no SIGKILL landed while a probe jail's bubblewrap was starting").toBeGreaterThan(0);
+  });
+});
