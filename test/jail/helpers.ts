@@ -1,11 +1,11 @@
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { buildSync } from 'esbuild';
 import { expect } from 'vitest';
 
 import { ComisError } from '../../src/lib/errors.js';
-import { findHelper, isRoot } from '../../src/lib/jail/host.js';
+import { findHelper, isRoot, readProcStat } from '../../src/lib/jail/host.js';
 import { DEFAULT_JAIL_LIMITS, prepareWritableDir, resolveInterpreter, spawnJail } from '../../src/lib/jail/spawn.js';
 import type { JailMount, JailRequest, JailResourceLimits, JailedProcess } from '../../src/lib/jail/types.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -122,6 +122,24 @@ export function pidsOfUid(uid: number): number[] {
       if (m && Number(m[1]) === uid && !/^State:\s+Z/m.test(status)) out.push(pid);
     } catch {
       /* gone */
+    }
+  }
+  return out;
+}
+
+/**
+ * Live pids (this process and zombies aside) with an fd into `dir`: a jail's data files in
+ * TMPDIR have no other name, so this finds a jail (or an orphan of one) a test's TMPDIR fed.
+ */
+export function pidsHoldingFdsIn(dir: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid || readProcStat(pid)?.state === 'Z') continue;
+    try {
+      if (readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(`${dir}/`))) out.push(pid);
+    } catch {
+      /* gone, or not ours to read */
     }
   }
   return out;

@@ -8,7 +8,7 @@
  * exactly what it left.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { isRoot, readProcStat } from '../../src/lib/jail/host.js';
 import { sweepDeadTempDirs } from '../../src/lib/temp-dir.js';
 import { comisBin, repoRoot, runComis } from '../helpers/cli.js';
+import { pidsHoldingFdsIn } from '../jail/helpers.js';
 import { requireDuckDbInCi, skipWithoutDuckDb } from '../helpers/duckdb.js';
 import { privateTmpDir, tempDir } from '../helpers/temp.js';
 
@@ -39,21 +40,6 @@ async function until(check: () => boolean, what: string, limitMs = 60_000): Prom
   }
 }
 
-/** An fd of `pid` that leads into `dir` (a jail's data files in TMPDIR have no name but this). */
-function holdsFdIn(pid: string, dir: string): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(`${dir}/`);
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Live processes whose command line holds `word`, or with an fd into it when it is a directory
  * (the jailed children of a killed comis die after it; a bubblewrap child orphaned while its jail
@@ -64,13 +50,15 @@ function processesWith(word: string): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (!readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(word) && !(word.startsWith('/') && holdsFdIn(name, word))) continue;
+      if (!readFileSync(`/proc/${name}/cmdline`, 'latin1').includes(word)) continue;
       const st = readProcStat(Number(name));
       if (st && st.state !== 'Z' && st.state !== 'X') out.push(Number(name));
     } catch {
       /* gone */
     }
   }
+  // A jail's data files in TMPDIR have no other name: a process holding one is the jail's.
+  if (word.startsWith('/')) for (const pid of pidsHoldingFdsIn(word)) if (!out.includes(pid)) out.push(pid);
   return out;
 }
 
