@@ -103,8 +103,16 @@ describe('a jail whose spawner dies while it starts', () => {
       // Blocked, not on its way out: it has no child and sleeps (on the eventfd), two seconds on.
       for (const pid of left) expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) S /);
     } finally {
-      for (const pid of pidsWithCmdline(bare!)) killQuietly(pid);
-      await until(() => pidsWithCmdline(bare!).length === 0, 20_000, 'the control orphans to be killed');
+      // Killed again on every look: a chain killed mid-way can still leave a child of its bubblewrap.
+      await until(
+        () => {
+          const left = pidsWithCmdline(bare!);
+          for (const pid of left) killQuietly(pid);
+          return left.length === 0;
+        },
+        20_000,
+        'the control orphans to be killed',
+      );
     }
 
     // The same death with a deadline: the supervisor ends the whole process group.
