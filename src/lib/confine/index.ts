@@ -24,8 +24,8 @@
  * The last name of a file to read (`openConfinedFile`) is the exception: it
  * is opened for reading at once, `O_NOFOLLOW | O_NONBLOCK`, from its confined
  * directory, and its fstat then decides. That name can only be what the
- * jail made in a directory of its own (no device node, no link to a host
- * FIFO across its mounts), so the open has no effect outside the jail's
+ * jail made in a directory of its own (no device node with a driver, no link
+ * to a host FIFO across its mounts), so the open has no effect outside the jail's
  * own objects, and a `read` pays one open through `/proc` instead of two.
  *
  * Imports nothing but `node:fs`: the grep worker bundles this file as is.

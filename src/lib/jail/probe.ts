@@ -114,7 +114,7 @@ async function runInJail(name: RuntimePart['name'], interp: ResolvedInterpreter,
         env: { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8' },
         limits: DEFAULT_JAIL_LIMITS,
         hostUid,
-        // The supervisor, not a timer of ours: should comis die while the jail starts, bubblewrap's
+        // The supervisor, not only a timer of ours: should comis die while the jail starts, bubblewrap's
         // child (cloned before bubblewrap sets its own parent-death signal) would be left blocked
         // forever; the supervisor's SIGKILL to its process group ends it (plan.ts supervisorArgs).
         deadlineMs: IN_JAIL_TIMEOUT_MS,
