@@ -127,6 +127,9 @@ export function pidsOfUid(uid: number): number[] {
   return out;
 }
 
+/** A unique `sleep` duration: a marker a test can find on the host's process list. */
+export const sleepMarker = (): string => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+
 /**
  * Live pids (this process and zombies aside) with an fd into `dir`: a jail's data files in
  * TMPDIR have no other name, so this finds a jail (or an orphan of one) a test's TMPDIR fed.

@@ -24,14 +24,12 @@ import { stagerArgs, supervisorArgs } from '../../src/lib/jail/plan.js';
 import { spawnJail } from '../../src/lib/jail/spawn.js';
 import { classifyExit, runOrchestrate, type OrchestrateOptions } from '../../src/lib/orchestrate/runner.js';
 import { tempDir } from '../helpers/temp.js';
-import { WS, bundleJail, limits, node, pidsOfUid, pidsWithCmdline, root, runInJail, until, workspace } from '../jail/helpers.js';
+import { bundleJail, limits, node, pidsOfUid, pidsWithCmdline, root, runInJail, sleepMarker, until, workspace, WS } from '../jail/helpers.js';
 
 /** Blocks this thread (and so its event loop: no timer, no I/O callback runs) for `ms`. */
 function blockEventLoop(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
-
-const marker = (): string => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
 
 async function run(source: string, extra: Partial<OrchestrateOptions> = {}, config?: string): Promise<Awaited<ReturnType<typeof runOrchestrate>>['public']> {
   const home = tempDir('comis-end-');
@@ -63,7 +61,7 @@ async function startCaller(source: string, stderr: 'pipe' | 'inherit'): Promise<
 describe("the deadline does not depend on comis's event loop", () => {
   it('the supervisor kills the jail while the event loop is blocked; without it the jail lives on (control)', async () => {
     for (const supervised of [true, false]) {
-      const mark = marker();
+      const mark = sleepMarker();
       const ws = workspace();
       const p = spawnJail({
         command: ['/bin/sh', '-c', `echo ready; exec /bin/sleep ${mark}`],
@@ -97,7 +95,7 @@ describe("the deadline does not depend on comis's event loop", () => {
 
   it("kill() of a supervised jail at any moment of its start leaves nothing (the supervisor's whole process group is ended)", async () => {
     for (const delayMs of [0, 5, 20, 60]) {
-      const mark = marker();
+      const mark = sleepMarker();
       const ws = workspace();
       const p = spawnJail({
         command: ['/bin/sh', '-c', `exec /bin/sleep ${mark}`],
@@ -120,7 +118,7 @@ describe("the deadline does not depend on comis's event loop", () => {
   });
 
   it('a run whose comis timer never fires in time still ends at the supervisor deadline, as timeout', async () => {
-    const mark = marker();
+    const mark = sleepMarker();
     let sawJail = false;
     const res = await run(`import { execFileSync } from 'node:child_process';\nconsole.log('started');\nexecFileSync('/bin/sleep', ['${mark}']);`, {
       timeoutMs: 1_000,
@@ -143,7 +141,7 @@ describe("the deadline does not depend on comis's event loop", () => {
     const dir = tempDir();
     const bundle = bundleJail(dir);
     const ws = workspace();
-    const mark = marker();
+    const mark = sleepMarker();
     const { parent, out } = await startCaller(
       `import { spawnJail, DEFAULT_JAIL_LIMITS } from ${JSON.stringify(bundle)};
 const p = spawnJail({
@@ -206,10 +204,10 @@ describe("a caller's death ends the supervisor's whole process group", () => {
   it("a process of the supervisor's group with no parent-death signal of its own dies with the caller; with a supervisor SIGKILLed on the caller's death it is left behind (control)", async () => {
     const args = supervisorArgs(setpriv, timeout, 600_000);
     expect(args.slice(0, 3)).toEqual([setpriv, '--pdeathsig', 'ALRM']);
-    expect(await survivorsOfCallerKill(args, marker())).toEqual([]);
+    expect(await survivorsOfCallerKill(args, sleepMarker())).toEqual([]);
 
     // Control: the same chain with the supervisor killed outright, as before, passes nothing on.
-    const mark = marker();
+    const mark = sleepMarker();
     const left = await survivorsOfCallerKill([setpriv, '--pdeathsig', 'KILL', ...args.slice(3)], mark);
     try {
       expect(left).toHaveLength(1);
@@ -219,7 +217,7 @@ describe("a caller's death ends the supervisor's whole process group", () => {
   });
   it("bubblewrap's child, parked between its clone and its uid map, dies with the caller; with SIGTERM as the supervisor's parent-death signal it is left to init forever (control)", async () => {
     const sup = supervisorArgs(setpriv, timeout, 600_000);
-    const ours = marker();
+    const ours = sleepMarker();
     try {
       expect(await bwrapChildrenLeftByCallerKill(sup, ours)).toEqual([]);
     } finally {
@@ -229,7 +227,7 @@ describe("a caller's death ends the supervisor's whole process group", () => {
     // Control: the chain of the last session (SIGTERM on the caller's death). bubblewrap dies of the
     // SIGTERM, its child (init of a new pid namespace) ignores it, `timeout` exits without its
     // --kill-after SIGKILL since its monitored child is gone: the orphan of issue 20.
-    const mark = marker();
+    const mark = sleepMarker();
     const left = await bwrapChildrenLeftByCallerKill([setpriv, '--pdeathsig', 'TERM', ...sup.slice(3)], mark);
     try {
       expect(left).toHaveLength(1);

@@ -11,10 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { tempDir } from '../helpers/temp.js';
-import { bundleJail, pidsOfUid, pidsWithCmdline, python, root, runInJail, until, workspace } from '../jail/helpers.js';
-
-/** A unique `sleep` duration: a marker we can find on the host's process list. */
-const marker = (): string => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+import { bundleJail, pidsOfUid, pidsWithCmdline, python, root, runInJail, sleepMarker, until, workspace } from '../jail/helpers.js';
 
 function daemonScript(mark: string): string {
   // setsid'd background sleep, a python double-fork daemon with its own session, then report.
@@ -31,7 +28,7 @@ if os.fork() == 0:
 
 describe('jail lifecycle', () => {
   it('kill() leaves nothing: setsid and double-forked daemons are gone when exited resolves', async () => {
-    const mark = marker();
+    const mark = sleepMarker();
     const py = python();
     const r = await runInJail({
       command: py.cmd(`${daemonScript(mark)}
@@ -53,7 +50,7 @@ time.sleep(1000)
   });
 
   it('when pid 1 exits by itself, its daemons die with the pid namespace before exited resolves', async () => {
-    const mark = marker();
+    const mark = sleepMarker();
     const py = python();
     const r = await runInJail({ command: py.cmd(`${daemonScript(mark)}\nimport time; time.sleep(0.3); print('bye')`), mounts: py.mounts });
     expect(r.stdout).toBe('bye\n');
@@ -66,7 +63,7 @@ time.sleep(1000)
     const dir = tempDir();
     const bundle = bundleJail(dir);
     const ws = workspace();
-    const mark = marker();
+    const mark = sleepMarker();
     const driver = join(dir, 'driver.mjs');
     writeFileSync(
       driver,

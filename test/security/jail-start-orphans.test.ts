@@ -22,10 +22,8 @@ import { describe, expect, it } from 'vitest';
 
 import { comisBin, repoRoot } from '../helpers/cli.js';
 import { childPids, readProcStat } from '../../src/lib/jail/host.js';
-import { bundleJail, pidsHoldingFdsIn, pidsWithCmdline, until, workspace } from '../jail/helpers.js';
+import { bundleJail, pidsHoldingFdsIn, pidsWithCmdline, sleepMarker, until, workspace } from '../jail/helpers.js';
 import { privateTmpDir, tempDir } from '../helpers/temp.js';
-
-const marker = (): string => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
 
 /**
  * Starts a jail whose command is `sleep <mark>` from a node process that SIGKILLs itself as soon as
@@ -72,7 +70,7 @@ process.kill(process.pid, 'SIGKILL');
  */
 async function landedDeath(deadlineMs: number | undefined): Promise<string | undefined> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const mark = marker();
+    const mark = sleepMarker();
     const chain = await spawnAndDie(mark, deadlineMs);
     if (chain.length > 0 && !chain.some((cmd) => cmd.endsWith('/bwrap'))) return mark;
     // Whatever that try left goes before the next.

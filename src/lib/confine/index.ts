@@ -126,16 +126,20 @@ export function openRoot(hostPath: string): Handle {
   return { fd, stat: fstatSync(fd), rel: '.' };
 }
 
+/** One plain name: "..", "." or a slash would walk somewhere else than into the directory it is looked up in. */
+function requirePlainName(name: string): void {
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+    throw new ConfineError('invalid_path', 'a path component must be a plain name');
+  }
+}
+
 /**
  * Looks up one name in a directory handle without following it. Returns
  * undefined for a missing name AND for a symlink: callers cannot tell them
  * apart, by design.
  */
 export function lookup(dirFd: number, name: string): { fd: number; stat: Stats } | undefined {
-  // One plain name: "..", "." or a slash would walk somewhere else than into this directory.
-  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
-    throw new ConfineError('invalid_path', 'a path component must be a plain name');
-  }
+  requirePlainName(name);
   let fd: number;
   try {
     fd = openSync(procPath(dirFd, name), O_PATH | constants.O_NOFOLLOW | O_CLOEXEC);
@@ -253,7 +257,6 @@ export function openConfinedFile(root: string | HeldRoot, parts: readonly string
     // The directories on the way as handles; the last name is opened for reading at once.
     const dir = parts.length === 1 ? handle : resolve(handle, parts.slice(0, -1), who);
     try {
-      if (parts.length === 1 && (!dir.stat.isDirectory() || !permits(dir.stat, who, 1))) throw denied('.');
       return openLeafForRead(dir, parts, who);
     } finally {
       if (dir !== handle) closeSync(dir.fd);
@@ -277,9 +280,7 @@ export function openConfinedFile(root: string | HeldRoot, parts: readonly string
 function openLeafForRead(dir: Handle, parts: readonly string[], who: Identity | undefined): { fd: number; stat: Stats; rel: string } {
   const last = parts.length - 1;
   const name = parts[last]!;
-  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
-    throw new ConfineError('invalid_path', 'a path component must be a plain name');
-  }
+  requirePlainName(name);
   const rel = last === 0 ? name : parts.join('/');
   if (!dir.stat.isDirectory()) throw notFound(rel);
   if (!permits(dir.stat, who, 1)) throw denied(parts.slice(0, last).join('/') || '.');
