@@ -74,6 +74,51 @@ describe('TriggerAutomaton', () => {
   });
 });
 
+describe('TriggerAutomaton against a plain search of its triggers', () => {
+  /** For each rule and end, the longest trigger ending there, and the longest word-start one if at a word start: the scan's contract, by brute force. */
+  function reference(rules: { triggers: string[]; wordStart?: string[] }[], text: string, from: number, to: number): number[][] {
+    const lower = (c: string): string => (c >= 'A' && c <= 'Z' ? c.toLowerCase() : c);
+    const endsAt = (t: string, end: number): boolean => end - t.length >= from && [...t].every((ch, k) => lower(text[end - t.length + k]!) === ch);
+    const out: number[][] = [];
+    for (let end = from + 1; end <= to; end++) {
+      rules.forEach((rule, r) => {
+        const longest = (ts: string[]): string | undefined => ts.filter((t) => endsAt(t, end)).sort((a, b) => b.length - a.length)[0];
+        const plain = longest(rule.triggers.filter((t) => !rule.wordStart?.includes(t)));
+        if (plain) out.push([r, end - plain.length, end]);
+        const word = longest(rule.wordStart ?? []);
+        if (word && (end - word.length === 0 || !/[A-Za-z0-9_]/.test(text[end - word.length - 1]!))) out.push([r, end - word.length, end]);
+      });
+    }
+    return out.sort((a, b) => a[2]! - b[2]! || a[0]! - b[0]! || a[1]! - b[1]!);
+  }
+
+  it('finds what the plain search finds, on automata fresh (transitions filled during the scan) and warm, with and without runs', () => {
+    const rules = [{ triggers: ['ab', 'abab', 'b='] }, { triggers: ['ba', 'zz', 'x'], wordStart: ['zz'] }, { triggers: ['a=b'] }, { triggers: ['aab', 'ab=', 'y'], wordStart: ['aab', 'y'] }];
+    const warm = new TriggerAutomaton(rules, { chars: 'abyz', min: 2 });
+    let seed = 11;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const alphabet = 'abAByzxZ= .é\u0430_1';
+    for (let round = 0; round < 400; round++) {
+      const length = rand(80);
+      let text = '';
+      for (let k = 0; k < length; k++) text += alphabet[rand(alphabet.length)];
+      const from = rand(length + 1);
+      const to = from + rand(length - from + 1);
+      const expected = reference(rules, text, from, to);
+      for (const automaton of [new TriggerAutomaton(rules), new TriggerAutomaton(rules, { chars: 'abyz', min: 2 }), warm]) {
+        const hits: number[][] = [];
+        automaton.scan(text, from, to, (rule, start, end) => hits.push([rule, start, end]), round % 2 ? [] : undefined);
+        // Hits come in order of their end; for one end, in an order of the automaton's own.
+        expect(hits.map((h) => h[2])).toEqual([...hits.map((h) => h[2])].sort((a, b) => a! - b!));
+        expect(hits.sort((a, b) => a[2]! - b[2]! || a[0]! - b[0]! || a[1]! - b[1]!), JSON.stringify([text, from, to])).toEqual(expected);
+      }
+    }
+  });
+});
+
 describe('runs recorded by the trigger pass', () => {
   /** Every maximal run of `chars` at least `min` long in text[from, to), counted from `from`: the reference. */
   function runsOf(text: string, from: number, to: number, chars: string, min: number): number[] {
