@@ -1,11 +1,20 @@
 #!/usr/bin/env node
-// web_fetch of a 1 MB page from a local server (node:http on 127.0.0.1, in this process), timed
-// INSIDE the jail around each `comis_tools.web_fetch` call, against a plain undici request of the
-// same URL in this (the comis) process, interleaved call by call:
+// web_fetch of a 1 MB page from a local server on 127.0.0.1, timed INSIDE the jail around each
+// `comis_tools.web_fetch` call, against a plain undici request of the same URL made in this
+// process, interleaved call by call:
 //
-//   for each i: the jailed script calls web_fetch('/baseline?…'), whose server handler runs the
-//   plain request (timed here, in-process), then it times web_fetch of the page itself (the order
-//   of the two flips every call). Both read the same 1 MB body in full.
+//   for each i: the jailed script calls web_fetch('/baseline?…') on this process's control
+//   server, whose handler runs the plain request (timed here), then it times web_fetch of the page
+//   itself (the order of the two flips every call). Both read the same 1 MB body in full.
+//
+// Setup (BENCH_SETUP):
+//   processes (default): the page server is a process of its own (bench/lib/web-pages.mjs), comis
+//     is `comis orchestrate` as a user runs it (its own process, the CLI's bundled fast path), and
+//     the baseline runs here: three processes, as a web server, comis and a plain client are.
+//   shared (the setup of sessions 8-15): the page server, comis (runOrchestrate in this process,
+//     unbundled) and the baseline share this one process and its event loop. comis's thread then
+//     also serves every page it fetches, while the baseline's request is answered on its own
+//     thread, a handoff no remote server gives; kept to compare with the earlier figures.
 //
 // Baseline A: `undici.request(url)` + `await res.body.arrayBuffer()` (the plain way to read a body:
 // joined in memory). Baseline B (stricter): the same request with the body drained chunk by chunk,
@@ -21,17 +30,22 @@
 // jail: that tree's web_fetch tool, this tree's and the plain request (A) alternated call by call
 // (CPU and wall medians, paired ratios to A), the figure that still reads at a high load average.
 // Run after `npm run build`.
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { bodies, html, MB, servePage } from './lib/web-pages.mjs';
+
 // BENCH_ROOT: another checkout's built tree (e.g. main's, for a before/after on the same load).
 const root = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.env.BENCH_CALLS ?? 30);
 // BENCH_CASES: which bodies to run (default text,csv,html; json and jsonl on request), e.g. `csv` for a quick before/after.
 const cases = new Set((process.env.BENCH_CASES ?? 'text,csv,html').split(','));
+const setup = process.env.BENCH_SETUP ?? 'processes';
+if (setup !== 'processes' && setup !== 'shared') throw new Error(`BENCH_SETUP: processes or shared, not ${setup}`);
 const { loadConfig, resolveAgent } = await import(join(root, 'dist/lib/config/load.js'));
 const { runOrchestrate } = await import(join(root, 'dist/lib/orchestrate/runner.js'));
 const { extractBody, extractChunks, extractHtml } = await import(join(root, 'dist/lib/web/extract.js'));
@@ -43,29 +57,11 @@ const cleanCheck = await import(join(root, 'dist/lib/web/clean-scan.js')).then(
 );
 const undici = await import('undici');
 
-const MB = 1024 * 1024;
-const line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n';
-const text = line.repeat(Math.ceil(MB / line.length)).slice(0, MB);
-const csv = `id,name,note\n${Array.from({ length: Math.ceil(MB / 48) }, (_, i) => `${i},item-${i},${'x'.repeat(30)}`).join('\n')}\n`.slice(0, MB);
-const para = `<p>${'lorem ipsum dolor sit amet '.repeat(20)}</p>\n`;
-// JSON and JSONL (BENCH_CASES=json,jsonl): data kinds not streamed like a clean CSV. Clean ASCII
-// bodies that round-trip exactly (these do) are scanned once (web/json-fast.ts); others are parsed,
-// sanitized value by value and written back (a tree before json-fast does that to these too).
-const rows = Array.from({ length: Math.ceil(MB / 60) }, (_, i) => ({ id: i, name: `item-${i}`, note: 'x'.repeat(24) }));
-const jsonl = `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
-const json = JSON.stringify({ rows });
-const html = `<!doctype html><html><head><title>Big</title></head><body><article>${para.repeat(Math.ceil(MB / para.length))}</article></body></html>`;
-// Bytes, not strings: the server must not re-encode 1 MB per request inside the measured time.
-const bodies = {
-  '/page.txt': ['text/plain', Buffer.from(text)],
-  '/data.csv': ['text/csv', Buffer.from(csv)],
-  '/page.html': ['text/html', Buffer.from(html)],
-  '/data.jsonl': ['application/x-ndjson', Buffer.from(jsonl)],
-  '/data.json': ['application/json', Buffer.from(json)],
-};
-
+// The page server's port (this process's control server's in the shared setup), and the control server's.
 let port = 0;
+let controlPort = 0;
 const url = (p) => `http://127.0.0.1:${port}${p}`;
+const controlUrl = (p) => `http://127.0.0.1:${controlPort}${p}`;
 
 /** Baseline A (joined) or B (drained), one call, ms. */
 async function plain(path, mode) {
@@ -86,11 +82,25 @@ const cpuNow = () => {
   const c = process.cpuUsage();
   return c.user + c.system;
 };
-const server = createServer((req, res) => {
+/** CPU time of every thread of process `pid` so far, µs (schedstat: ns, unlike stat's clock ticks). */
+function processCpuUs(pid) {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return ns / 1000;
+}
+/** The comis process of the run in flight (processes setup): its CPU is what /mark records. */
+let comisPid = 0;
+const control = createServer((req, res) => {
   const u = new URL(req.url, 'http://x');
   if (u.pathname === '/mark') {
     // The comis process's CPU (all its threads: the thread pool's file writes count) at this point of the script.
-    marks.push(cpuNow());
+    marks.push(setup === 'shared' ? cpuNow() : processCpuUs(comisPid));
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('ok');
     return;
@@ -112,15 +122,29 @@ const server = createServer((req, res) => {
     );
     return;
   }
-  const [type, body] = bodies[u.pathname] ?? ['text/plain', Buffer.from('missing')];
-  res.writeHead(200, { 'content-type': type });
-  res.end(body);
+  servePage(req, res);
 });
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-port = server.address().port;
+await new Promise((r) => control.listen(0, '127.0.0.1', r));
+controlPort = control.address().port;
+/** The page server's process (processes setup), ended with its stdin. */
+let pageServer;
+if (setup === 'shared') port = controlPort;
+else {
+  pageServer = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'lib', 'web-pages.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  port = await new Promise((resolve, reject) => {
+    let out = '';
+    pageServer.stdout.on('data', (d) => {
+      out += d;
+      const m = /^port (\d+)$/m.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    pageServer.on('exit', (code) => reject(new Error(`the page server exited (${code}) before it listened`)));
+  });
+}
 
 const home = mkdtempSync(join(tmpdir(), 'comis-webbench-'));
-writeFileSync(join(home, 'config.yaml'), `agents:\n  default:\n    web:\n      fetch:\n        allowPrivate: ["127.0.0.1:${port}"]\n    autonomy:\n      limits:\n        timeoutMs: 600000\n        resultRunMb: 1024\n`);
+const allowPrivate = [...new Set([port, controlPort])].map((p) => `"127.0.0.1:${p}"`).join(', ');
+writeFileSync(join(home, 'config.yaml'), `agents:\n  default:\n    web:\n      fetch:\n        allowPrivate: [${allowPrivate}]\n    autonomy:\n      limits:\n        timeoutMs: 600000\n        resultRunMb: 1024\n`);
 const agent = resolveAgent(await loadConfig({ home }));
 mkdirSync(agent.workspace, { recursive: true });
 
@@ -129,19 +153,46 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 
+/** The script's stdout from `comis orchestrate <script>` of this tree, as a user runs it (processes setup). */
+function orchestrateCli(source) {
+  const script = join(home, 'bench.mjs');
+  writeFileSync(script, source);
+  const child = spawn(process.execPath, [join(root, 'bin', 'comis.js'), 'orchestrate', script, '--quiet', '--timeout-ms', '600000'], {
+    env: { ...process.env, COMIS_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  comisPid = child.pid;
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`bench run exited ${code}: ${stderr}`))));
+  });
+}
+
+/** The script's stdout from runOrchestrate in this process (shared setup). */
+async function orchestrateInProcess(source) {
+  const run = await runOrchestrate({ source, displayName: 'bench.mjs', language: 'js', agent, home, sessionKey: 'bench', timeoutMs: 600_000 });
+  if (run.public.outcome !== 'success') throw new Error(`bench run failed: ${run.public.failureClass} ${run.public.stderrTail ?? ''}`);
+  return run.public.stdout;
+}
+
 /**
  * N interleaved pairs in one jailed run. Wall: the subject timed in the jail, the baseline in
- * process. CPU (the comis process, all threads, which here also runs the local server for both):
- * the baseline's around its request; the subject's between two /mark calls around it, minus an
- * empty /mark pair taken right after (what the two marks themselves cost). The last /mark (a
- * 2-byte body) is timed in the jail too: with that pair's CPU, the fixed part of every call.
+ * this process. CPU: the baseline's, this process's around its request; the subject's, the comis
+ * process's (all threads; in the shared setup that process also serves the page) between two
+ * /mark calls around it, minus an empty /mark pair taken right after (what the two marks
+ * themselves cost). The last /mark (a 2-byte body) is timed in the jail too: with that pair's
+ * CPU, the fixed part of every call.
  */
 async function paired(path, mode) {
-  const base = url(`/baseline?p=${encodeURIComponent(path)}&mode=${mode}`);
+  const base = controlUrl(`/baseline?p=${encodeURIComponent(path)}&mode=${mode}`);
   const source = `import { comis_tools } from './comis_tools.js';
 const t = [];
 const tiny = [];
-const mark = () => comis_tools.web_fetch({ url: ${JSON.stringify(url('/mark'))} });
+const mark = () => comis_tools.web_fetch({ url: ${JSON.stringify(controlUrl('/mark'))} });
 const subject = async () => {
   await mark();
   const s = performance.now();
@@ -163,13 +214,13 @@ for (let i = 0; i < ${calls + 2}; i++) {
   if (i % 2 === 0) { await baseline(); t.push(await subject()); }
   else { const ms = await subject(); await baseline(); t.push(ms); }
 }
-console.log(JSON.stringify({ t, tiny }));`;
+const round = (xs) => xs.map((x) => Math.round(x * 1e4) / 1e4);
+console.log(JSON.stringify({ t: round(t), tiny: round(tiny) }));`;
   baselines.length = 0;
   baselineCpu.length = 0;
   marks.length = 0;
-  const run = await runOrchestrate({ source, displayName: 'bench.mjs', language: 'js', agent, home, sessionKey: 'bench', timeoutMs: 600_000 });
-  if (run.public.outcome !== 'success') throw new Error(`bench run failed: ${run.public.failureClass} ${run.public.stderrTail ?? ''}`);
-  const out = JSON.parse(run.public.stdout);
+  const stdout = setup === 'shared' ? await orchestrateInProcess(source) : await orchestrateCli(source);
+  const out = JSON.parse(stdout.trim().split('\n').pop());
   const subject = out.t.slice(2);
   const baseline = baselines.slice(2);
   if (subject.length !== baseline.length || marks.length !== 4 * (calls + 2)) throw new Error('unpaired');
@@ -217,7 +268,7 @@ const loadavg = () => {
     return '?';
   }
 };
-process.stdout.write(`load average before: ${loadavg()}\n`);
+process.stdout.write(`setup: ${setup === 'shared' ? 'shared (page server, comis and baseline in this process)' : 'processes (page server, comis orchestrate and the baseline each in its own process)'}; load average before: ${loadavg()}\n`);
 const caseOf = { '/page.txt': 'text', '/data.csv': 'csv', '/data.jsonl': 'jsonl', '/data.json': 'json' };
 for (const path of Object.keys(caseOf).filter((p) => cases.has(caseOf[p]))) {
   const what = `${path} (${(bodies[path][1].length / MB).toFixed(2)} MB, ${bodies[path][0]})`;
@@ -312,5 +363,6 @@ if (process.env.BENCH_BEFORE_ROOT) {
   }
 }
 process.stdout.write(`load average after: ${loadavg()}\n`);
-server.close();
+control.close();
+pageServer?.stdin.end();
 rmSync(home, { recursive: true, force: true });

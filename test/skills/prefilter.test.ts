@@ -113,7 +113,10 @@ describe('TriggerAutomaton against a plain search of its triggers', () => {
         automaton.scan(text, from, to, (rule, start, end) => hits.push([rule, start, end]), round % 2 ? [] : undefined);
         // Hits come in order of their end; for one end, in an order of the automaton's own.
         expect(hits.map((h) => h[2])).toEqual([...hits.map((h) => h[2])].sort((a, b) => a! - b!));
-        expect(hits.sort((a, b) => a[2]! - b[2]! || a[0]! - b[0]! || a[1]! - b[1]!), JSON.stringify([text, from, to])).toEqual(expected);
+        expect(
+          hits.sort((a, b) => a[2]! - b[2]! || a[0]! - b[0]! || a[1]! - b[1]!),
+          JSON.stringify([text, from, to]),
+        ).toEqual(expected);
       }
     }
   });
