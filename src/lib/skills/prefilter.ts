@@ -609,6 +609,7 @@ export class TriggerAutomaton {
    */
   private readonly outRules: (Int32Array | undefined)[];
   private readonly outLengths: (Int32Array | undefined)[];
+
   constructor(rules: readonly PrefilterRule[], runClass?: RunClass) {
     const classes = new Uint8Array(0x10000);
     let width = 1;
@@ -770,9 +771,9 @@ export class TriggerAutomaton {
  * long as a character needs nothing else: returns the index of the first one that does (its
  * transition is not known yet, the state it enters has outputs, or the run it extends reaches
  * `runMin`), with `cursor` as it was before that character, or `to`, with `cursor` at the end.
- * It calls nothing: a loop with a call in it (the filling of a transition, a hit) keeps its
- * values in memory across that call, and this one, the pass over every character, runs ~30%
- * faster without.
+ * It calls nothing: a loop with a call in it (the filling of a transition, a hit) kept its
+ * values in memory across that call, and the pass over every character of the benign corpus
+ * ran ~15% faster without.
  */
 function advance(dfa: Int32Array, classes: Uint8Array, runMin: number, text: string, i: number, to: number, cursor: Int32Array): number {
   let row = cursor[0]!;
