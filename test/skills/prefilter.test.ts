@@ -74,6 +74,21 @@ describe('TriggerAutomaton', () => {
   });
 });
 
+/** `rounds` random texts of `alphabet` (shorter than `maxLength`), each with a random [from, to) inside it; the same for a seed. */
+function* randomSlices(seed: number, alphabet: string, rounds: number, maxLength: number): Generator<{ round: number; text: string; from: number; to: number }> {
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  for (let round = 0; round < rounds; round++) {
+    const length = rand(maxLength);
+    let text = '';
+    for (let k = 0; k < length; k++) text += alphabet[rand(alphabet.length)];
+    const from = rand(length + 1);
+    yield { round, text, from, to: from + rand(length - from + 1) };
+  }
+}
+
 describe('TriggerAutomaton against a plain search of its triggers', () => {
   /** For each rule and end, the longest trigger ending there, and the longest word-start one if at a word start: the scan's contract, by brute force. */
   function reference(rules: { triggers: string[]; wordStart?: string[] }[], text: string, from: number, to: number): number[][] {
@@ -95,18 +110,7 @@ describe('TriggerAutomaton against a plain search of its triggers', () => {
   it('finds what the plain search finds, on automata fresh (transitions filled during the scan) and warm, with and without runs', () => {
     const rules = [{ triggers: ['ab', 'abab', 'b='] }, { triggers: ['ba', 'zz', 'x'], wordStart: ['zz'] }, { triggers: ['a=b'] }, { triggers: ['aab', 'ab=', 'y'], wordStart: ['aab', 'y'] }];
     const warm = new TriggerAutomaton(rules, { chars: 'abyz', min: 2 });
-    let seed = 11;
-    const rand = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
-    const alphabet = 'abAByzxZ= .é\u0430_1';
-    for (let round = 0; round < 400; round++) {
-      const length = rand(80);
-      let text = '';
-      for (let k = 0; k < length; k++) text += alphabet[rand(alphabet.length)];
-      const from = rand(length + 1);
-      const to = from + rand(length - from + 1);
+    for (const { round, text, from, to } of randomSlices(11, 'abAByzxZ= .é\u0430_1', 400, 80)) {
       const expected = reference(rules, text, from, to);
       for (const automaton of [new TriggerAutomaton(rules), new TriggerAutomaton(rules, { chars: 'abyz', min: 2 }), warm]) {
         const hits: number[][] = [];
@@ -141,18 +145,7 @@ describe('runs recorded by the trigger pass', () => {
     const rules = [{ triggers: ['ab', 'b=', '-x'] }, { triggers: ['zz'] }];
     const plain = new TriggerAutomaton(rules);
     const withRuns = new TriggerAutomaton(rules, { chars: 'abxyzAB=-', min: 3 });
-    let seed = 7;
-    const rand = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
-    const alphabet = 'abxyzAB=- .\né\u0430';
-    for (let round = 0; round < 300; round++) {
-      const length = rand(60);
-      let text = '';
-      for (let k = 0; k < length; k++) text += alphabet[rand(alphabet.length)];
-      const from = rand(length + 1);
-      const to = from + rand(length - from + 1);
+    for (const { text, from, to } of randomSlices(7, 'abxyzAB=- .\né\u0430', 300, 60)) {
       const expected: number[][] = [];
       plain.scan(text, from, to, (rule, start, end) => expected.push([rule, start, end]));
       const hits: number[][] = [];
