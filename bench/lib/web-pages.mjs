@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 export const MB = 1024 * 1024;
 const line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n';
-export const text = line.repeat(Math.ceil(MB / line.length)).slice(0, MB);
+const text = line.repeat(Math.ceil(MB / line.length)).slice(0, MB);
 const csv = `id,name,note\n${Array.from({ length: Math.ceil(MB / 48) }, (_, i) => `${i},item-${i},${'x'.repeat(30)}`).join('\n')}\n`.slice(0, MB);
 const para = `<p>${'lorem ipsum dolor sit amet '.repeat(20)}</p>\n`;
 // JSON and JSONL (BENCH_CASES=json,jsonl): data kinds not streamed like a clean CSV. Clean ASCII
