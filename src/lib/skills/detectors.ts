@@ -566,6 +566,14 @@ export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void)
       message: `${what}${after ? ' with more content below it' : ''}`,
     });
   };
+  // Two functions, one loop each: V8 compiles a hot loop on its own (on-stack replacement), and the
+  // code after it in the same function then had no type feedback and deoptimized, about once a scan.
+  blankLineRuns(raw, report);
+  spaceRuns(raw, report);
+}
+
+/** Runs of BLANK_LINES_THRESHOLD or more blank lines, to `report`. */
+function blankLineRuns(raw: string, report: (start: number, end: number, what: string) => void): void {
   // Manual loops rather than regexes: a regex over lines of spaces backtracks. A run of blank lines
   // is line feeds with only padding and carriage returns between them: BLANK_LINES_THRESHOLD lines
   // are at least that many such characters in a row. Those stretches are found Boyer-Moore style
@@ -597,6 +605,10 @@ export function detectPadding(input: DetectorInput, emit: (hit: RawHit) => void)
     if (lines >= BLANK_LINES_THRESHOLD) report(first, lastFeed + 1, `${lines} consecutive blank lines`);
     last = b + window;
   }
+}
+
+/** Runs of SPACE_RUN_THRESHOLD or more padding spaces (not a table cell's, not CJK typesetting), to `report`. */
+function spaceRuns(raw: string, report: (start: number, end: number, what: string) => void): void {
   // Every run of SPACE_RUN_THRESHOLD or more spaces covers one of the probes (every
   // SPACE_RUN_THRESHOLD-th character): only probes that land on a space are widened to their run.
   for (let probe = SPACE_RUN_THRESHOLD - 1; probe < raw.length; probe += SPACE_RUN_THRESHOLD) {
