@@ -21,7 +21,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { comisBin, repoRoot } from '../helpers/cli.js';
-import { childPids, readProcStat } from '../../src/lib/jail/host.js';
+import { childPids, isRoot, readProcStat } from '../../src/lib/jail/host.js';
+import { stagerArgs } from '../../src/lib/jail/plan.js';
 import { bundleJail, pidsHoldingFdsIn, pidsWithCmdline, sleepMarker, until, workspace } from '../jail/helpers.js';
 import { privateTmpDir, tempDir } from '../helpers/temp.js';
 
@@ -171,5 +172,59 @@ describe('`comis jail probe` killed while its jails start', () => {
     }
     // The attack ran: comis died while one of its jails' chains was running.
     expect(landed, "no SIGKILL landed while a probe jail's bubblewrap was starting").toBeGreaterThan(0);
+  });
+});
+
+describe('the stager as root holds its chain until it has exited', () => {
+  /**
+   * The race the holding stager closes, made certain: a supervisor with no parent-death signal (as
+   * when its signal comes after it saw bubblewrap exit), a caller that dies, and a "bubblewrap"
+   * that leaves a child in the supervisor's group and exits once the caller is gone (as bubblewrap
+   * dies on its status write to a dead caller). Returns whether that child outlived the chain.
+   */
+  async function orphanLeft(hold: boolean): Promise<boolean> {
+    const dir = tempDir();
+    const pidFile = join(dir, 'child.pid');
+    const mark = sleepMarker();
+    // The caller's pid goes where the plan puts it ("CALLER" below, replaced by the caller itself).
+    const stager = stagerArgs('/bin/sh', '/bin/true', '/dev/null', true, hold).map((a) => (a === String(process.pid) ? 'CALLER' : a));
+    const fakeBwrap = ['/bin/sh', '-c', 'sleep "$1" & echo $! > "$2"; while kill -0 "$3" 2>/dev/null; do sleep 0.02; done; exit 7', 'fake-bwrap', mark, pidFile, 'CALLER'];
+    const chain = ['/usr/bin/timeout', '--signal=KILL', '--kill-after=1', '--', '600', ...stager, ...fakeBwrap];
+    const caller = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const { spawn } = require('node:child_process');
+const args = JSON.parse(process.argv[1]).map((a) => (a === 'CALLER' ? String(process.pid) : a));
+const c = spawn(args[0], args.slice(1), { stdio: 'ignore' });
+const wait = () => { try { require('node:fs').readFileSync(${JSON.stringify(pidFile)}); process.kill(process.pid, 'SIGKILL'); } catch { setTimeout(wait, 10); } };
+wait();`,
+        JSON.stringify(chain),
+      ],
+      { stdio: 'ignore' },
+    );
+    await new Promise((r) => caller.once('exit', r));
+    // The caller died once the "jail" was there; the chain then ends on its own (fake bubblewrap exits 7).
+    await until(() => pidsWithCmdline('fake-bwrap').length === 0 && pidsWithCmdline('comis-stage').length === 0, 20_000, 'the chain to end');
+    const child = Number(readFileSync(pidFile, 'utf8'));
+    const alive = pidsWithCmdline(mark).includes(child);
+    for (const pid of pidsWithCmdline(mark)) process.kill(pid, 'SIGKILL');
+    return alive;
+  }
+
+  it.runIf(isRoot())('kills the group when bubblewrap exits after its caller died; the exec stager leaves the jail behind (control)', { timeout: 60_000 }, async () => {
+    expect(await orphanLeft(false), 'control: with the exec stager the child outlives the chain').toBe(true);
+    expect(await orphanLeft(true), 'the holding stager kills it').toBe(false);
+  });
+
+  it.runIf(isRoot())("passes the chain's exit status on while its caller lives", async () => {
+    const chain = ['/usr/bin/timeout', '--signal=KILL', '--kill-after=1', '--', '600', ...stagerArgs('/bin/sh', '/bin/true', '/dev/null', true, true), '/bin/sh', '-c', 'echo jailed; exit 7'];
+    const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(chain[0]!, chain.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      p.on('close', (code) => resolve({ code, out }));
+    });
+    expect(result).toEqual({ code: 7, out: 'jailed\n' });
   });
 });

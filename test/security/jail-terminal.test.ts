@@ -193,7 +193,10 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     if (terminal) ({ screen } = underPty([process.execPath, driver]));
     else await withoutTerminal([process.execPath, driver]);
     const got = JSON.parse(readFileSync(result, 'utf8')) as Omit<Outcome, 'probe' | 'screen'>;
-    expect(got.err).toBe('');
+    // As root, where the weakened filter lets the script SIGKILL bubblewrap, the stager that outlives
+    // it reports that on the jail's stderr (plan.ts, HOLDING_STAGE_SCRIPT); otherwise nothing.
+    if (root && opts.attack === true && opts.weaken === 'process-groups') expect(got.err).toMatch(/^[^\n]*Killed[^\n]*\n$/);
+    else expect(got.err).toBe('');
     const probe = JSON.parse(got.out.split('\n')[0]!) as Outcome['probe'];
     // The attack line ran: the probe printed its figures.
     expect(typeof probe.tty).toBe('number');
@@ -250,15 +253,23 @@ describe.skipIf(!existsSync(PY))(`the jail and the caller's terminal${existsSync
     expect(o.exit.code).toBe(0);
   });
 
-  it("control: with the process-group rule left out, the script's kill(0, SIGKILL) kills its supervisor's group and forges a deadline kill", async () => {
+  it("control: with the process-group rule left out, the script's kill(0, SIGKILL) reaches its supervisor's group (and, not root, forges a deadline kill)", async () => {
     const o = await runCaller(false, { attack: true, weaken: 'process-groups' });
     expect(o.probe.sid).toBe(0);
     expect(o.probe.kill0).toBe(0);
     expect(o.out).not.toContain('kill0-refused');
-    // bubblewrap died of the SIGKILL (root: only it, of the jail uid; not root: `timeout` too) and the
-    // supervisor ended with SIGKILL, which is what a real deadline (600 s away) looks like.
-    expect(o.exit.signal).toBe('SIGKILL');
-    expect(o.exit.killedBy).toBe('deadline');
+    if (root) {
+      // Only bubblewrap, of the jail uid, died of the SIGKILL. The stager, root, outlived it and
+      // passed its status on (plan.ts, HOLDING_STAGE_SCRIPT): no deadline was forged.
+      expect(o.exit.signal).toBeNull();
+      expect(o.exit.code).toBe(137);
+      expect(o.exit.killedBy).toBeUndefined();
+    } else {
+      // `timeout` died too, and the supervisor ended with SIGKILL, which is what a real deadline
+      // (600 s away) looks like.
+      expect(o.exit.signal).toBe('SIGKILL');
+      expect(o.exit.killedBy).toBe('deadline');
+    }
   });
 
   // A bare bubblewrap on the pty, as the jail would be without --new-session and without our filter:

@@ -348,9 +348,36 @@ const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; 
  */
 const SUPERVISED_STAGE_SCRIPT = `read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125; shift; ${STAGE_SCRIPT}`;
 
-/** The stager's `sh -c` arguments up to its fstab; with a deadline, the caller's pid first (see SUPERVISED_STAGE_SCRIPT). */
-export function stagerArgs(sh: string, mount: string, fstab: string, supervised: boolean): string[] {
-  return supervised ? [sh, '-c', SUPERVISED_STAGE_SCRIPT, 'comis-stage', String(process.pid), mount, fstab] : [sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab];
+/**
+ * The supervised stager as root: the same check and mounts, then it runs the rest of the chain as
+ * its child instead of exec'ing it. Once that has exited, it kills the supervisor's whole process
+ * group (`kill -9 0`) if the caller is gone (the supervisor is no longer its child) or exiting
+ * (PF_EXITING, 0x4, in the flags of its /proc stat), else exits with the chain's status.
+ *
+ * Why: a caller that dies closes bubblewrap's status pipe (its files go before the kernel sends
+ * the supervisor its parent-death signal). bubblewrap, between the clone of the jail's pid 1 and
+ * the release of it, then dies on its status write, and `timeout`, when it saw its only child
+ * exit before the signal came, ended with it without signalling its group: the jail's pid 1,
+ * blocked on bubblewrap's eventfd, stayed (test/security/jail-start-orphans.test.ts, about 1 CI
+ * run in 6). The caller's files close only after its exit has begun, so the check after
+ * bubblewrap's death sees it. As root the stager is root: it takes none of the jail uid's
+ * process count. Should bubblewrap itself die of a signal while the stager lives (only an OOM
+ * kill, or a jail uid's kill(0) where the seccomp rule against it is taken out), the shell
+ * reports it on the jail's stderr ("Killed"); comis's own kills end the stager too.
+ */
+const HOLDING_STAGE_SCRIPT =
+  'read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125; c=$1; shift; set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; set +e; "$@"; s=$?; ' +
+  'p=; l=; read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$c" ] && read -r l < "/proc/$c/stat"; set -- ${l##*) } 0 0 0 0 0 0 0; ' +
+  '[ "$p" = "$c" ] && [ -n "$l" ] && [ $(($7 & 4)) -eq 0 ] || kill -9 0; exit $s';
+
+/**
+ * The stager's `sh -c` arguments up to its fstab; with a deadline, the caller's pid first (see
+ * SUPERVISED_STAGE_SCRIPT), and with `hold` (root) the stager that waits for bubblewrap (see
+ * HOLDING_STAGE_SCRIPT).
+ */
+export function stagerArgs(sh: string, mount: string, fstab: string, supervised: boolean, hold = false): string[] {
+  if (!supervised) return [sh, '-c', STAGE_SCRIPT, 'comis-stage', mount, fstab];
+  return [sh, '-c', hold ? HOLDING_STAGE_SCRIPT : SUPERVISED_STAGE_SCRIPT, 'comis-stage', String(process.pid), mount, fstab];
 }
 
 /**
@@ -568,7 +595,7 @@ export function buildJailPlan(req: JailRequest, mounts: readonly ResolvedMount[]
     if (stage.length > 0) {
       const { unshare, mount, sh } = ctx.tools;
       if (!unshare || !mount || !sh) throw new Error('buildJailPlan: staging needs unshare, mount and sh');
-      chain = [unshare, '--mount', '--propagation', 'private', '--', ...stagerArgs(sh, mount, fstab(), req.deadlineMs !== undefined), ...chain];
+      chain = [unshare, '--mount', '--propagation', 'private', '--', ...stagerArgs(sh, mount, fstab(), req.deadlineMs !== undefined, true), ...chain];
     }
   } else if (tmpfsMode === 'userns') {
     // A user namespace of our own, where we are root over nothing but it:
