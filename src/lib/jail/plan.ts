@@ -4,7 +4,8 @@
  * `comis jail probe`, so what the probe proves is what orchestrate gets.
  *
  * Shape of the process (every stage execs in place, so the pid the caller
- * holds is bubblewrap's and bubblewrap's parent is the caller):
+ * holds is bubblewrap's and bubblewrap's parent is the caller; with a deadline
+ * the supervisor forks, and as root so does its stager, see HOLDING_STAGE_SCRIPT):
  *
  *   prlimit --nproc --as --fsize --core --nofile --
  *     [with a deadline: setpriv --pdeathsig ALRM -- timeout -s KILL -k 1 <secs> --]
