@@ -336,7 +336,8 @@ export function rlimitArgs(limits: JailResourceLimits, ctx: Pick<PlanContext, 'r
  * mount each, the largest part of the jail's start. `unset PWD`: the shell
  * exports it, and bubblewrap must start with an empty environment.
  */
-const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; exec "$@"';
+const STAGE_MOUNTS = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2;';
+const STAGE_SCRIPT = `${STAGE_MOUNTS} exec "$@"`;
 
 /**
  * The stager under a deadline supervisor checks first that the supervisor (its parent) is still a
@@ -347,7 +348,8 @@ const STAGE_SCRIPT = 'set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; 
  * its spawn). Any later death of the caller comes after the parent-death signal was set, so
  * checking after it, here, leaves no window. The supervisor then exits 125 and nothing is jailed.
  */
-const SUPERVISED_STAGE_SCRIPT = `read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125; shift; ${STAGE_SCRIPT}`;
+const CALLER_CHECK = 'read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125;';
+const SUPERVISED_STAGE_SCRIPT = `${CALLER_CHECK} shift; ${STAGE_SCRIPT}`;
 
 /**
  * The supervised stager as root: the same check and mounts, then it runs the rest of the chain as
@@ -367,7 +369,7 @@ const SUPERVISED_STAGE_SCRIPT = `read -r x x x p x < "/proc/$PPID/stat"; [ "$p" 
  * reports it on the jail's stderr ("Killed"); comis's own kills end the stager too.
  */
 const HOLDING_STAGE_SCRIPT =
-  'read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$1" ] || exit 125; c=$1; shift; set -e; unset PWD OLDPWD; "$1" -n -a -i -T "$2"; shift 2; set +e; "$@"; s=$?; ' +
+  `${CALLER_CHECK} c=$1; shift; ${STAGE_MOUNTS} set +e; "$@"; s=$?; ` +
   'p=; l=; read -r x x x p x < "/proc/$PPID/stat"; [ "$p" = "$c" ] && read -r l < "/proc/$c/stat"; set -- ${l##*) } 0 0 0 0 0 0 0; ' +
   '[ "$p" = "$c" ] && [ -n "$l" ] && [ $(($7 & 4)) -eq 0 ] || kill -9 0; exit $s';
 
