@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, resolveAgent } from '../../src/lib/config/load.js';
 import { runOrchestrate, type OrchestrateOutcome } from '../../src/lib/orchestrate/runner.js';
 import type { WebFetchDeps } from '../../src/lib/tools/web-fetch.js';
+import { hostPolicyRefusal } from '../../src/lib/web/fetch.js';
 import { tempDir } from '../helpers/temp.js';
 import { recordingDialer, startWebServer, type WebServer } from '../helpers/web-server.js';
 
@@ -193,6 +194,31 @@ console.log('control', ok.status);`;
     expect(denies).toEqual([expect.objectContaining({ tool: 'web_fetch', capability: 'orch:web', decision: 'deny', reason: 'host_denied' })]);
     expect(JSON.stringify(r.run.audit)).not.toContain('CANARY');
     expect(JSON.stringify(r.run.record)).not.toContain('CANARY');
+  }, 120_000);
+
+  it('a denied host spelled with empty labels (extra trailing dots, two dots in a row) is refused before any lookup', async () => {
+    // A resolver as DNS behaves: trailing dots do not change the name it looks up.
+    const asked: string[] = [];
+    const resolve = async (h: string): Promise<{ address: string; family: 4 }[]> => {
+      asked.push(h);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const spellings = ['blocked.example...', 'blocked.example..', 'BLOCKED.example%2e%2e%2e', 'a.evil.example...', 'blocked..example', '.blocked.example'].map((h) => `http://${h}:${server.port}/plain.txt`);
+    const script = `import { comis_tools } from './comis_tools.js';
+console.log('ATTACK-LINE');
+for (const url of ${JSON.stringify(spellings)}) {
+  try { await comis_tools.web_fetch({ url }); console.log('FETCHED', url); } catch (e) { console.log(e.code); }
+}
+const ok = await comis_tools.web_fetch({ url: 'http://fine.example.:${server.port}/plain.txt' });
+console.log('control', ok.status);`;
+    const r = await jailed({ allowPrivate: [`127.0.0.1:${server.port}`], denyHosts: ['blocked.example', '*.evil.example'] }, script, { resolve });
+    expect(r.run.public.stdout).toBe(`ATTACK-LINE\n${'bad_url\n'.repeat(spellings.length)}control 200\n`);
+    // Only the control's name was ever looked up.
+    expect(asked).toEqual(['fine.example']);
+    // Control: what the attack relied on. The host policy folds one trailing dot, so it does not
+    // match these names by itself, and the resolver answers them as the denied host.
+    for (const h of ['blocked.example..', 'a.evil.example..']) expect(hostPolicyRefusal({ allowHosts: [], denyHosts: ['blocked.example', '*.evil.example'] }, h)).toBeUndefined();
+    expect(await resolve('blocked.example..')).toEqual([{ address: '127.0.0.1', family: 4 }]);
   }, 120_000);
 });
 

@@ -270,6 +270,16 @@ describe('what the guard reports (mutation testing found these unpinned)', () =>
     expect(parseTarget('http://[::1]:8080/')).toMatchObject({ hostname: '::1', literal: '::1', port: 8080 });
   });
 
+  it('parseTarget: one trailing dot is the same name; an empty label anywhere is refused (a resolver may drop it, the host policy would not)', () => {
+    expect(parseTarget('http://example.com./')).toMatchObject({ hostname: 'example.com' });
+    for (const url of ['http://example.com../', 'http://example.com.../', 'http://example..com/', 'http://.example.com/', 'http://example.com%2e%2e/']) {
+      expect(parseTarget(url), url).toEqual({ refused: true, code: 'bad_url', message: 'the host has an empty label (two dots in a row, or a leading or an extra trailing dot)' });
+    }
+    // An IP literal is not a name: its dots are not labels, and it normalises in the parser.
+    expect(parseTarget('http://127.0.0.1./')).toMatchObject({ hostname: '127.0.0.1', literal: '127.0.0.1' });
+    expect(parseTarget('http://[::ffff:127.0.0.1]/')).toMatchObject({ literal: '::ffff:7f00:1' });
+  });
+
   it('host patterns: a suffix pattern needs a label before the suffix', () => {
     expect(hostMatches('*.example.org', '.example.org')).toBe(false);
     expect(hostMatches('*.example.org', 'a.example.org')).toBe(true);

@@ -259,5 +259,10 @@ export function parseTarget(raw: string, base?: URL): ParsedTarget | TargetRefus
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   const target: ParsedTarget = { url, hostname, port };
   if (parseAddress(hostname)) target.literal = hostname;
+  else if (hostname.split('.').includes('')) {
+    // `evil.com..`: a name with an empty label. A resolver may read it as `evil.com.` (that is,
+    // evil.com), while the host policy compares names: refused, so the two never disagree.
+    return { refused: true, code: 'bad_url', message: 'the host has an empty label (two dots in a row, or a leading or an extra trailing dot)' };
+  }
   return target;
 }
