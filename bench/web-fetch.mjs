@@ -26,6 +26,9 @@
 // a 50 KB ResultRef) and a CSV body (kept whole: a 1 MB ResultRef). Text and CSV have no extraction
 // step; their in-process sanitize/frame time is reported apart. Extraction is reported separately:
 // the 1 MB HTML page through web_fetch, and the hidden-strip + Readability step alone in-process.
+// Issue 14's target (<= 1.5x) is for a page before extraction: the text/plain case measures that.
+// The CSV case is a dataset, kept whole: it also writes the whole 1 MB to its ResultRef file, work
+// the plain request does not do; it is reported against the same 1.5x for comparison.
 // BENCH_BEFORE_ROOT=<another built tree>: also the comis side alone, in this process, without the
 // jail: that tree's web_fetch tool, this tree's and the plain request (A) alternated call by call
 // (CPU and wall medians, paired ratios to A), the figure that still reads at a high load average.
@@ -276,7 +279,7 @@ for (const path of Object.keys(caseOf).filter((p) => cases.has(caseOf[p]))) {
     const r = await paired(path, mode);
     const label = mode === 'join' ? 'A: undici.request + body.arrayBuffer()' : 'B: undici.request, body drained unjoined';
     process.stdout.write(
-      `${what}, baseline ${label}: wall: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}, median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (target <= 1.5x); comis-process CPU: ${f(median(r.subjectCpu))} / ${f(median(r.baseCpu))}, paired ${median(r.cpuRatios).toFixed(2)}x; a 2-byte web_fetch from the jail in the same run (the fixed part of a call) ${f(median(r.tiny))} wall / ${f(median(r.tinyCpu))} CPU\n`,
+      `${what}, baseline ${label}: wall: web_fetch from the jail ${f(median(r.subject))} / plain ${f(median(r.baseline))}, median of ${r.ratios.length} paired ratios ${median(r.ratios).toFixed(2)}x (${path === '/page.txt' ? 'target <= 1.5x' : 'the page target is 1.5x; this body is also written whole to its ResultRef'}); comis-process CPU: ${f(median(r.subjectCpu))} / ${f(median(r.baseCpu))}, paired ${median(r.cpuRatios).toFixed(2)}x; a 2-byte web_fetch from the jail in the same run (the fixed part of a call) ${f(median(r.tiny))} wall / ${f(median(r.tinyCpu))} CPU\n`,
     );
   }
   process.stdout.write(`${what}: in-process sanitize/frame (CSV: per-chunk clean check and row count) of the same body, inside the figures above ${f(await processing(path))}\n`);
