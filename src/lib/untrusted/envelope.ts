@@ -75,8 +75,16 @@ function stripInvisible(text: string): string {
  * Any spelling of the two marker words: `EXTERNAL_UNTRUSTED_CONTENT`,
  * `external untrusted content`, `END-EXTERNAL…`, with any run of separators.
  * Run after NFKC, so fullwidth letters fold to ASCII first.
+ *
+ * Linear in the text: a run of `<` is taken whole from its first `<` only
+ * (the lookbehind). Without it, a match was tried from every `<` of a run,
+ * each try reading the rest of the run, so a text of `<`s holding the word
+ * "untrusted" held comis's event loop for O(n²): 10 s for 160 KB of a page
+ * or of a checkpoint. A match from inside a run ends where the one from its
+ * first `<` does, so the matches are the same (test/untrusted/envelope.test.ts
+ * compares the two on random texts).
  */
-const MARKER = /(?:<{2,}\s*)?(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^\n>]{0,80}>{2,})?/giu;
+export const MARKER = /(?:(?<!<)<{2,}\s*)?(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^\n>]{0,80}>{2,})?/giu;
 
 /** Printable ASCII, tab, LF, CR only: NFKC leaves it unchanged and it holds nothing to strip. */
 const NOT_PLAIN_ASCII = /[^\x20-\x7e\t\n\r]/;
