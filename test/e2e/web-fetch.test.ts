@@ -95,7 +95,7 @@ console.log(JSON.stringify({ isRef: page instanceof ResultRef, kind: page.kind, 
     expect(dflt[0]!.bytes as number).toBeLessThan(50_000 + 300);
   }, 120_000);
 
-  it('a run that never calls web_fetch loads no undici, linkedom or readability; one that does loads them (control)', async () => {
+  it('a run that never calls web_fetch loads no undici, linkedom or readability; one that does loads undici (control), and its page is extracted off comis\'s thread', async () => {
     const h = makeHome(yaml({ allowPrivate: [`127.0.0.1:${server.port}`] }));
     const traced = async (code: string): Promise<string[]> => {
       const trace = join(tempDir(), 'trace.txt');
@@ -108,6 +108,8 @@ console.log(JSON.stringify({ isRef: page instanceof ResultRef, kind: page.kind, 
     expect(plain.filter((m) => heavy.test(m))).toEqual([]);
     const fetching = await traced(`import { comis_tools } from './comis_tools.js';\nconsole.log((await comis_tools.web_fetch({ url: ${JSON.stringify(server.url('/page.html'))} })).status);`);
     expect(fetching.some((m) => /\/undici\//.test(m))).toBe(true);
-    expect(fetching.some((m) => /\/linkedom\//.test(m))).toBe(true);
+    // The HTML page went to the extraction worker pool; linkedom and Readability load in its thread, not in comis's.
+    expect(fetching.some((m) => /\/web\/html-pool\.js$/.test(m))).toBe(true);
+    expect(fetching.filter((m) => /\/linkedom\/|@mozilla\/readability/.test(m))).toEqual([]);
   }, 120_000);
 });

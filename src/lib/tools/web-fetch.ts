@@ -16,7 +16,7 @@ import type { Agent } from 'undici';
 import type { WebFetchConfig } from '../config/web-schema.js';
 import { clampRequestChars, resolveSourceProfile } from '../policy/source-profiles.js';
 import { materializeAsync, type ResultKind, type ResultRefHandle, type ResultStore } from '../resultref/materialize.js';
-import type { extractChunks } from '../web/extract.js';
+import type { extractChunks, HtmlExtractor } from '../web/extract.js';
 import type { FetchedBody } from '../web/fetch.js';
 import type { PageSink } from '../web/page-sink.js';
 import { indentedJsonLength } from '../web/json-indent.js';
@@ -25,6 +25,7 @@ import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-limits.js';
 import type { ToolContext } from './context.js';
 
 const runAgents = new WeakMap<AbortSignal, Agent>();
+const EMPTY = Buffer.alloc(0);
 
 export interface WebFetchArgs {
   url: string;
@@ -96,17 +97,17 @@ function inlinePage(page: FetchedBody, title: string, kind: ResultKind, content:
 }
 
 /** The modules a call needs, loaded on the first call and kept (an import() per call is a loader round trip). */
-type Modules = [typeof import('undici'), typeof import('../web/guarded-agent.js'), typeof import('../web/fetch.js'), typeof import('../web/extract.js'), typeof import('../net/ssrf.js'), typeof import('../web/page-sink.js')];
+type Modules = [typeof import('undici'), typeof import('../web/guarded-agent.js'), typeof import('../web/fetch.js'), typeof import('../web/extract.js'), typeof import('../net/ssrf.js'), typeof import('../web/page-sink.js'), typeof import('../web/html-pool.js')];
 let modules: Promise<Modules> | undefined;
 function loadModules(): Promise<Modules> {
-  return (modules ??= Promise.all([import('undici'), import('../web/guarded-agent.js'), import('../web/fetch.js'), import('../web/extract.js'), import('../net/ssrf.js'), import('../web/page-sink.js')]).catch((err: unknown) => {
+  return (modules ??= Promise.all([import('undici'), import('../web/guarded-agent.js'), import('../web/fetch.js'), import('../web/extract.js'), import('../net/ssrf.js'), import('../web/page-sink.js'), import('../web/html-pool.js')]).catch((err: unknown) => {
     modules = undefined;
     throw err;
   }));
 }
 
 export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, args: WebFetchArgs, deps: WebFetchDeps = {}): Promise<unknown> {
-  const [undici, { createGuardedAgent }, { guardedGet }, { extractChunks }, { parsePrivateAllowRule }, { PageSink }] = await loadModules();
+  const [undici, { createGuardedAgent }, { guardedGet }, { extractChunks, bodyKindOf }, { parsePrivateAllowRule }, { PageSink }, { extractHtmlInWorker, prewarmHtmlWorker }] = await loadModules();
   const limits = effectiveFetchLimits(config);
   const maxChars = clampRequestChars({ ...resolveSourceProfile('web_fetch'), maxChars: limits.maxChars }, args.maxChars);
   const make = (): Agent => createGuardedAgent({ allowPrivate: config.allowPrivate.map(parsePrivateAllowRule), resolve: deps.resolve, dial: deps.dial, unsafeSkipAddressCheck: deps.unsafeSkipAddressCheck }, undici);
@@ -122,9 +123,18 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
   } else agent = make();
   // The body streams into the sink as it arrives: a clean CSV straight into its ResultRef file.
   const sink = new PageSink(ctx.results, maxChars, !deps.noStreaming);
+  const started = performance.now();
+  // An HTML page is extracted in a worker thread, within what is left of the call's deadline (at least 1 s).
+  const html: HtmlExtractor = (text, url) => extractHtmlInWorker(text, url, { timeoutMs: Math.max(1000, limits.timeoutMs - (performance.now() - started)), signal: ctx.runEnded });
+  const open = (contentType: string): ((chunk: Buffer) => void) => {
+    const onChunk = sink.open(contentType);
+    // Its extractor loads while the body is on the wire.
+    if (bodyKindOf(contentType, EMPTY) === 'html') prewarmHtmlWorker();
+    return onChunk;
+  };
   try {
-    const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, (contentType) => sink.open(contentType), ctx.runEnded);
-    return await finishPage(ctx.results, sink, page, maxChars, extractChunks);
+    const page = await guardedGet(agent, undici, args.url, config, { followRedirects: config.followRedirects, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxResponseBytes }, open, ctx.runEnded);
+    return await finishPage(ctx.results, sink, page, maxChars, (chunks, size, kind, type, url, chars, cut, refAbove) => extractChunks(chunks, size, kind, type, url, chars, cut, refAbove, html));
   } catch (err) {
     await sink.abort();
     throw err;

@@ -354,13 +354,16 @@ export function headOf(chunks: readonly Buffer[], n: number): Buffer {
  * body over maxChars that takes the fast path joins only its head; every
  * other body is joined once and extracted as before.
  */
-export async function extractChunks(chunks: readonly Buffer[], size: number, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, refAbove?: number): Promise<Extracted> {
+export async function extractChunks(chunks: readonly Buffer[], size: number, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, refAbove?: number, html?: HtmlExtractor): Promise<Extracted> {
   if (kind === 'text' && size > maxChars && decodesAsUtf8(contentType)) {
     const fast = textFastPath(headOf(chunks, maxChars + FAST_TEXT_MARGIN), size, maxChars, (text) => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl }));
     if (fast) return fast;
   }
-  return extractBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), kind, contentType, finalUrl, maxChars, bytesCut, { refAbove });
+  return extractBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), kind, contentType, finalUrl, maxChars, bytesCut, { refAbove, html });
 }
+
+/** What turns a decoded HTML page into its title and readable text: web_fetch's is the worker pool (html-pool.ts). */
+export type HtmlExtractor = (html: string, url: string) => Promise<{ title: string; text: string }>;
 
 /**
  * The script-facing payload of a body. `maxChars` bounds extracted text
@@ -369,7 +372,7 @@ export async function extractChunks(chunks: readonly Buffer[], size: number, kin
  * `refAbove`: the ResultRef threshold of the caller's store (a payload over
  * it is written to a file), when it has one.
  */
-export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, options: { noFastPath?: boolean; refAbove?: number | undefined } = {}): Promise<Extracted> {
+export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, options: { noFastPath?: boolean; refAbove?: number | undefined; html?: HtmlExtractor | undefined } = {}): Promise<Extracted> {
   const envelope = (text: string): string => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl });
   if (!options.noFastPath && kind !== 'html' && decodesAsUtf8(contentType)) {
     const fast = kind === 'json' || kind === 'jsonl' ? jsonFastPath(body, kind, bytesCut, options.refAbove) : cleanAsciiFastPath(body, kind, maxChars, bytesCut, envelope);
@@ -377,7 +380,8 @@ export async function extractBody(body: Buffer, kind: BodyKind, contentType: str
   }
   const raw = decodeText(body, contentType);
   if (kind === 'html') {
-    const page = await extractHtml(raw, finalUrl);
+    // In this thread only where the caller gives no extractor (tests, benches); web_fetch's runs in a worker.
+    const page = await (options.html ?? extractHtml)(raw, finalUrl);
     const { text, cut } = cutChars(sanitizeUntrustedText(page.text), maxChars);
     const wrapped = envelope(text);
     return { kind: 'text', title: cleanTitle(page.title), content: wrapped, text: wrapped, cut };
