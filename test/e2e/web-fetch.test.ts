@@ -95,7 +95,7 @@ console.log(JSON.stringify({ isRef: page instanceof ResultRef, kind: page.kind, 
     expect(dflt[0]!.bytes as number).toBeLessThan(50_000 + 300);
   }, 120_000);
 
-  it('a run that never calls web_fetch loads no undici, linkedom or readability; one that does loads undici (control), and its page is extracted off comis\'s thread', async () => {
+  it("a run that never calls web_fetch loads no undici, linkedom or readability; one that does loads undici (control), and its page is extracted off comis's thread", async () => {
     const h = makeHome(yaml({ allowPrivate: [`127.0.0.1:${server.port}`] }));
     const traced = async (code: string): Promise<string[]> => {
       const trace = join(tempDir(), 'trace.txt');

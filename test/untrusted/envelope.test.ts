@@ -60,7 +60,7 @@ describe('untrusted envelope', () => {
   // A liveness bound, not a timing: linear, this takes milliseconds; the regex before took ~10 s
   // at 160 KB and grows with the square (many minutes here). It runs in a worker thread that is
   // terminated at the bound, so a quadratic regex fails the test instead of hanging the suite.
-  it("a text of '<' that names \"untrusted\" is read in one pass (the marker regex is linear)", async () => {
+  it('a text of \'<\' that names "untrusted" is read in one pass (the marker regex is linear)', async () => {
     const texts = [`${'<'.repeat(1 << 20)} untrusted`, `${'<<'.repeat(1 << 19)}untrusted`, `${'< '.repeat(1 << 19)}untrusted`, `<<${' '.repeat(1 << 20)}untrusted`, `end${'_'.repeat(1 << 20)}untrusted`];
     const worker = new Worker(
       `const { parentPort, workerData } = require('node:worker_threads');

@@ -97,13 +97,23 @@ function inlinePage(page: FetchedBody, title: string, kind: ResultKind, content:
 }
 
 /** The modules a call needs, loaded on the first call and kept (an import() per call is a loader round trip). */
-type Modules = [typeof import('undici'), typeof import('../web/guarded-agent.js'), typeof import('../web/fetch.js'), typeof import('../web/extract.js'), typeof import('../net/ssrf.js'), typeof import('../web/page-sink.js'), typeof import('../web/html-pool.js')];
+type Modules = [
+  typeof import('undici'),
+  typeof import('../web/guarded-agent.js'),
+  typeof import('../web/fetch.js'),
+  typeof import('../web/extract.js'),
+  typeof import('../net/ssrf.js'),
+  typeof import('../web/page-sink.js'),
+  typeof import('../web/html-pool.js'),
+];
 let modules: Promise<Modules> | undefined;
 function loadModules(): Promise<Modules> {
-  return (modules ??= Promise.all([import('undici'), import('../web/guarded-agent.js'), import('../web/fetch.js'), import('../web/extract.js'), import('../net/ssrf.js'), import('../web/page-sink.js'), import('../web/html-pool.js')]).catch((err: unknown) => {
-    modules = undefined;
-    throw err;
-  }));
+  return (modules ??= Promise.all([import('undici'), import('../web/guarded-agent.js'), import('../web/fetch.js'), import('../web/extract.js'), import('../net/ssrf.js'), import('../web/page-sink.js'), import('../web/html-pool.js')]).catch(
+    (err: unknown) => {
+      modules = undefined;
+      throw err;
+    },
+  ));
 }
 
 export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, args: WebFetchArgs, deps: WebFetchDeps = {}): Promise<unknown> {

@@ -372,7 +372,15 @@ export type HtmlExtractor = (html: string, url: string) => Promise<{ title: stri
  * `refAbove`: the ResultRef threshold of the caller's store (a payload over
  * it is written to a file), when it has one.
  */
-export async function extractBody(body: Buffer, kind: BodyKind, contentType: string, finalUrl: string, maxChars: number, bytesCut: boolean, options: { noFastPath?: boolean; refAbove?: number | undefined; html?: HtmlExtractor | undefined } = {}): Promise<Extracted> {
+export async function extractBody(
+  body: Buffer,
+  kind: BodyKind,
+  contentType: string,
+  finalUrl: string,
+  maxChars: number,
+  bytesCut: boolean,
+  options: { noFastPath?: boolean; refAbove?: number | undefined; html?: HtmlExtractor | undefined } = {},
+): Promise<Extracted> {
   const envelope = (text: string): string => wrapUntrusted(text, { source: 'web_fetch', origin: finalUrl });
   if (!options.noFastPath && kind !== 'html' && decodesAsUtf8(contentType)) {
     const fast = kind === 'json' || kind === 'jsonl' ? jsonFastPath(body, kind, bytesCut, options.refAbove) : cleanAsciiFastPath(body, kind, maxChars, bytesCut, envelope);

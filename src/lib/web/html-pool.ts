@@ -71,7 +71,11 @@ function drop(slot: Slot): void {
   void slot.worker.terminate().catch(() => undefined);
   // Room for one more worker: the first caller waiting gets a new one.
   const next = waiting.shift();
-  if (next) void workerSpec().then((s) => next(spawn(s, true)), () => waiting.unshift(next));
+  if (next)
+    void workerSpec().then(
+      (s) => next(spawn(s, true)),
+      () => waiting.unshift(next),
+    );
 }
 
 function spawn(source: { source: string | URL; eval: boolean }, busy: boolean): Slot {
@@ -162,10 +166,7 @@ export async function extractHtmlInWorker(html: string, url: string, options: { 
       drop(slot);
       reject(err);
     };
-    const timer = setTimeout(
-      () => stop(new CapCallError('timeout', `web_fetch: extracting the page's readable text did not finish within the call's deadline (web.fetch.timeoutMs) and was stopped`)),
-      Math.max(1, options.timeoutMs),
-    );
+    const timer = setTimeout(() => stop(new CapCallError('timeout', `web_fetch: extracting the page's readable text did not finish within the call's deadline (web.fetch.timeoutMs) and was stopped`)), Math.max(1, options.timeoutMs));
     const onAbort = (): void => stop(new CapCallError('run_ended', 'the run ended before web_fetch extracted the page'));
     const onMessage = (msg: { title?: string; text?: string; error?: 'too_deep' | 'failed' }): void => {
       if (!settle()) return;
