@@ -58,7 +58,8 @@ export function startRunServices(
   // DuckDB slicing (ResultRef.sql/.jsonpath): one hardened, jailed child per query, loaded on first use.
   // One promise, so a slicer still loading when the run ends is closed too (and a late warm() starts nothing).
   let slicer: Promise<SliceQueryRunner> | undefined;
-  const getSlicer = (): Promise<SliceQueryRunner> => (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid: hostUid() })));
+  const getSlicer = (): Promise<SliceQueryRunner> =>
+    (slicer ??= import('../../resultref/duckdb/run-slice-query.js').then(({ createSliceQueryRunner }) => createSliceQueryRunner({ resultsDir, hostUid: hostUid(), scriptMaxProcesses: agent.config.autonomy.limits.maxProcesses })));
   // comis_tools.mcp: the allowlist and configured servers; a server starts on the first allowed call.
   // A replay starts no MCP server: its surface answers from the recording (or refuses every call, without one).
   let mcp: RunMcp = options.replayTools

@@ -65,7 +65,7 @@ export interface SliceQueryOptions extends SliceRuntime {
 }
 
 async function runCold(options: SliceQueryOptions, duck: DuckDbLocation, resultsReal: string, engineOnly: boolean): Promise<SliceQueryResult> {
-  const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
+  const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid, scriptMaxProcesses: options.scriptMaxProcesses }));
   const child = startChild(settingsOf(options, duck, resultsReal, spawnQuery, COLD_CHILD_IDLE_MS));
   if ('error' in child) return child;
   const { result, reaped } = await dispatch(child, { query: options.query, resultsDir: options.resultsDir, ...limitsOf(options), engineOnly });

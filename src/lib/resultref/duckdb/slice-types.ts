@@ -71,6 +71,8 @@ export interface SliceRuntime {
    * query child is confined with the run and counts against no other uid.
    */
   hostUid?: number;
+  /** The run's script jail's maxProcesses: it shares that uid (see JailedQuerySpawnerOptions). */
+  scriptMaxProcesses?: number;
 }
 
 export interface SliceQueryLimits {

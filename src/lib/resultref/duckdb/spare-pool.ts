@@ -96,7 +96,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
     } catch {
       return;
     }
-    const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
+    const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid, scriptMaxProcesses: options.scriptMaxProcesses }));
     if (closed || spare) return;
     // The child's own idle limit outlasts ours, so we always stop it first.
     const started = startChild(settingsOf(options, duck, real, spawnQuery, idleMs + 30_000));
@@ -118,7 +118,15 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
       });
   };
 
-  const query = async (sql: string, limits: SliceQueryLimits = {}): Promise<SliceQueryResult> => {
+  // A run's queries take turns: each child is a node and a DuckDB with their threads, all on the
+  // run's uid, and two cores gain nothing from more at once (spawn-query-process.ts counts on it).
+  let turn: Promise<unknown> = Promise.resolve();
+  const query = (sql: string, limits: SliceQueryLimits = {}): Promise<SliceQueryResult> => {
+    const mine = turn.then(() => queryNow(sql, limits));
+    turn = mine.catch(() => undefined);
+    return mine;
+  };
+  const queryNow = async (sql: string, limits: SliceQueryLimits): Promise<SliceQueryResult> => {
     if (closed) return CLOSED;
     const check = checkSqlAllowed(sql);
     if (!check.ok) return { code: 'sql_refused', error: check.reason };
@@ -134,7 +142,7 @@ export function createSliceQueryRunner(options: SliceQueryRunnerOptions): SliceQ
       child = undefined;
     }
     if (!child) {
-      const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid }));
+      const spawnQuery = options.spawnQueryProcess ?? (await defaultQuerySpawner({ hostUid: options.hostUid, scriptMaxProcesses: options.scriptMaxProcesses }));
       if (closed) return CLOSED;
       const started = startChild(settingsOf(options, duck, results.real, spawnQuery, COLD_CHILD_IDLE_MS));
       if ('error' in started) return started;

@@ -205,7 +205,23 @@ export interface JailedQuerySpawnerOptions {
    * one-off query): a hashed uid of the results directory.
    */
   hostUid?: number;
+  /**
+   * The run's script jail's `maxProcesses`: it runs as the same uid, and
+   * RLIMIT_NPROC counts every task of a uid, so a child's limit must leave it
+   * room (else a script's own processes, or a second child, leave a new
+   * child unable to start its threads: it crashed with SIGSEGV or hung).
+   */
+  scriptMaxProcesses?: number;
 }
+
+/** Tasks one query child may run: node's own threads, DuckDB's, and margin. */
+const childTasks = (threads: number): number => 32 + threads;
+/**
+ * Query children of one run alive at once, at most: the one answering (a run's
+ * queries take turns, spare-pool.ts), the spare starting for the next, and one
+ * still exiting.
+ */
+export const QUERY_CHILDREN_PER_RUN = 3;
 
 /**
  * A {@link SpawnQueryProcess} that runs the child in the jail. The results
@@ -214,7 +230,8 @@ export interface JailedQuerySpawnerOptions {
  * results exist in the jail's filesystem, so a symlink or hard link planted
  * in them can reach nothing of the host (no /home, /root, /etc secrets,
  * sockets or other runs). Limits: address space `memoryMb +`
- * {@link QUERY_JAIL_ADDRESS_SPACE_EXTRA_MB}, at most 32 + threads processes,
+ * {@link QUERY_JAIL_ADDRESS_SPACE_EXTRA_MB}, processes for the run's children and
+ * its script on the shared uid (see {@link JailedQuerySpawnerOptions.scriptMaxProcesses}),
  * 1 MiB file size, 1 MiB /tmp.
  */
 export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuerySpawnerOptions = {}): SpawnQueryProcess {
@@ -253,7 +270,8 @@ export function createJailedQuerySpawner(jail: QueryJailApi, options: JailedQuer
         env: { ...CHILD_ENV },
         limits: {
           memoryMb: spec.memoryMb + QUERY_JAIL_ADDRESS_SPACE_EXTRA_MB,
-          maxProcesses: 32 + spec.threads,
+          // Every task of the uid counts: this child's, the run's other children's and its script's.
+          maxProcesses: QUERY_CHILDREN_PER_RUN * childTasks(spec.threads) + (options.scriptMaxProcesses ?? 0),
           fileSizeMb: 1,
           tmpSizeMb: 1,
         },
