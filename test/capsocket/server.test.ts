@@ -260,6 +260,40 @@ describe('capability socket', () => {
     c.sock.destroy();
   });
 
+  it('unread replies are bounded over the whole socket: many connections that never read hold back the calls of all of them', async () => {
+    let calls = 0;
+    // Each reply is far more than the kernel takes into a unix socket's buffer: most of it stays in comis.
+    const reply = 'r'.repeat(2 * 1024 * 1024);
+    const s = await server(
+      async () => {
+        calls++;
+        return reply;
+      },
+      { maxRunningPerSocket: 2 },
+    );
+    const clients = await Promise.all(Array.from({ length: 12 }, () => connect(s.path)));
+    for (const c of clients) {
+      c.sock.pause(); // jails that never read
+      c.sock.write('{"id":1,"method":"m"}\n');
+    }
+    let last = -1;
+    await until(() => {
+      const settled = calls === last;
+      last = calls;
+      return settled && calls > 0;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    // Per connection (the bound before), each ran its one call: 12 replies, 24 MiB held. Now the
+    // calls that started before any reply was pending ran, and nothing after.
+    expect(calls).toBeLessThanOrEqual(2);
+    // Control: once they read, every call runs and every reply arrives whole.
+    for (const c of clients) c.sock.resume();
+    await until(() => clients.every((c) => c.lines.length === 1), 20_000);
+    expect(calls).toBe(12);
+    expect(clients.every((c) => JSON.parse(c.lines[0]!).result === reply)).toBe(true);
+    for (const c of clients) c.sock.destroy();
+  });
+
   it('a half-closed client gets replies to every frame it sent, also those held back while calls waited', async () => {
     const s = await server(
       async (req) => {

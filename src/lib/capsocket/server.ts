@@ -16,9 +16,13 @@
  * `maxRunningPerSocket` calls run at once on a socket (one socket per run);
  * further requests wait, and while a connection has a request waiting its
  * reading is paused (the jail's writes then block in the kernel). Replies the
- * jail does not read are bounded too: once a connection's unsent reply bytes
- * pass `maxPendingReplyBytes`, its requests are no longer read until the
- * jail drains them.
+ * jail does not read are bounded too, over the whole socket: once the unsent
+ * reply bytes of all its connections pass `maxPendingReplyBytes`, no request
+ * is read and no waiting call starts until the jail drains them. So the
+ * replies comis holds are at most that plus those of the calls already running
+ * (`maxRunningPerSocket`), however many connections leave theirs unread (per
+ * connection, 30 connections each holding one 8 MiB `ref_sql` reply kept
+ * 216 MB).
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -37,7 +41,7 @@ export interface CapSocketLimits {
   maxInFlight: number;
   /** Calls running at once on the whole socket, i.e. per run; more wait (default 8). */
   maxRunningPerSocket: number;
-  /** Unsent reply bytes on a connection past which its requests are no longer read (default 1 MiB). */
+  /** Unsent reply bytes, over all connections, past which no request is read and no call starts (default 1 MiB). */
   maxPendingReplyBytes: number;
   /** Malformed frames tolerated per connection before it is closed (default 8). */
   maxBadFrames: number;
@@ -85,8 +89,20 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
   chmodSync(options.dir, 0o700);
   const path = join(options.dir, 'cap.sock');
   const stats: CapSocketStats = { connections: 0, requests: 0, peakRunning: 0, pauses: 0, badFrames: 0, oversizedFrames: 0 };
-  const slots = new Slots(limits.maxRunningPerSocket, stats);
   const open = new Set<Socket>();
+  // Reply bytes written and not yet taken by the kernel, over every connection of the socket.
+  const unsent = (): number => {
+    let n = 0;
+    for (const s of open) n += s.writableLength;
+    return n;
+  };
+  const slots = new Slots(limits.maxRunningPerSocket, stats, () => unsent() <= limits.maxPendingReplyBytes);
+  // Each connection's flow check: when one drains, every connection held by the socket-wide bound may read again.
+  const flows = new Set<() => void>();
+  const wake = (): void => {
+    for (const flow of flows) flow();
+    slots.kick();
+  };
   const server: Server = createServer({ allowHalfOpen: true }, (socket) => {
     if (open.size >= limits.maxConnections) {
       socket.end(`${JSON.stringify({ id: null, ok: false, error: { code: CAP_SOCKET_ERRORS.busy, message: 'too many connections' } })}\n`);
@@ -95,8 +111,14 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
     }
     open.add(socket);
     stats.connections++;
-    socket.on('close', () => open.delete(socket));
-    serveConnection(socket, options.handler, limits, stats, slots);
+    const flow = serveConnection(socket, options.handler, limits, stats, slots, unsent, wake);
+    flows.add(flow);
+    socket.on('close', () => {
+      open.delete(socket);
+      flows.delete(flow);
+      // Its unsent replies are gone with it: connections and calls that waited on them may go on.
+      wake();
+    });
   });
   server.maxConnections = limits.maxConnections + 1;
   await new Promise<void>((resolve, reject) => {
@@ -127,14 +149,19 @@ export async function listenCapSocket(options: CapSocketOptions): Promise<CapSoc
   };
 }
 
-/** The socket-wide bound on running calls: a FIFO of waiting starts. */
+/** The socket-wide bound on running calls: a FIFO of waiting starts, which also wait while `clear()` is false (replies unread). */
 class Slots {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   constructor(
     private readonly max: number,
     private readonly stats: CapSocketStats,
+    private readonly clear: () => boolean,
   ) {}
+  /** Starts waiting calls while there is room (a slot freed, or unread replies drained). */
+  kick(): void {
+    while (this.waiting.length > 0 && this.running < this.max && this.clear()) this.waiting.shift()!();
+  }
   /** Runs `start` now or when a slot frees; `start` must call the release it gets exactly once. */
   take(start: (release: () => void) => void): void {
     const go = (): void => {
@@ -145,15 +172,16 @@ class Slots {
         if (done) return;
         done = true;
         this.running--;
-        this.waiting.shift()?.();
+        this.kick();
       });
     };
-    if (this.running < this.max) go();
+    if (this.waiting.length === 0 && this.running < this.max && this.clear()) go();
     else this.waiting.push(go);
   }
 }
 
-function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketLimits, stats: CapSocketStats, slots: Slots): void {
+/** Serves one connection; returns its flow check (pause or resume reading), for the socket's wake-ups. */
+function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketLimits, stats: CapSocketStats, slots: Slots, unsent: () => number, wake: () => void): () => void {
   let inFlight = 0;
   let waiting = 0;
   let badFrames = 0;
@@ -163,8 +191,8 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
   // are unread) frames stay here unparsed and the socket is paused, so this is at most one read's worth.
   let input: Buffer = Buffer.alloc(0);
 
-  // Read only while nothing of ours waits for a slot and the jail keeps up with its replies.
-  const holding = (): boolean => waiting > 0 || socket.writableLength > limits.maxPendingReplyBytes;
+  // Read only while nothing of ours waits for a slot and the jail keeps up with its replies (on every connection).
+  const holding = (): boolean => waiting > 0 || unsent() > limits.maxPendingReplyBytes;
   const flow = (): void => {
     if (!alive || socket.destroyed) return;
     const hold = holding();
@@ -178,7 +206,7 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
       pump(); // frames that arrived before the pause
     }
   };
-  socket.on('drain', flow);
+  socket.on('drain', wake);
 
   // Replies settled in the same tick (calls in flight together) leave in one write: the socket is
   // corked on the first and uncorked once the tick's other callbacks ran. The reply to the only call
@@ -326,4 +354,5 @@ function serveConnection(socket: Socket, handler: CapHandler, limits: CapSocketL
     alive = false;
     setTimeout(() => socket.destroy(), 50).unref();
   }
+  return flow;
 }
