@@ -8,20 +8,48 @@
  * <object>, <embed>, <svg>, <canvas>, <head> metadata; elements with the
  * `hidden` attribute, `aria-hidden="true"`, `inert`; elements whose inline
  * style (or a rule of an inline <style> sheet with a plain selector) hides
- * them: display:none, visibility:hidden/collapse, opacity:0, font-size:0,
- * zero width or height, clip/clip-path to nothing, or an off-screen position
- * or indent (-500px and beyond). A page can still hide text in ways that
- * need a full layout engine (colour on same colour, overlap); the envelope
- * around the text is the second line for those.
+ * them: display:none, visibility:hidden/collapse, content-visibility:hidden,
+ * opacity (or filter: opacity()) under 0.05, a font size under 2px, zoom under
+ * 0.05, zero width or height, a scale of 0, clip/clip-path to (almost)
+ * nothing, or an off-screen position, margin, indent or translation (-500px
+ * and beyond, or 5,000px and beyond, in px, or em/rem/vw/vh converted at a
+ * 16px font and a 500px viewport); a closed <dialog>, <noembed>, <noframes>.
+ * Declarations are read with CSS comments removed and CSS escapes decoded
+ * (a comment between `display:` and `none`, `display:n\6f ne`). A page can still hide text in
+ * ways that need a full layout engine (colour on same colour, overlap); the
+ * envelope around the text is the second line for those.
  */
 
 import type { DomDocument, DomNode } from './dom.js';
 
-const REMOVED_TAGS = ['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'link', 'meta'];
+const REMOVED_TAGS = ['script', 'style', 'noscript', 'noembed', 'noframes', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'link', 'meta'];
+
+/** CSS text without its comments, in one pass (an unclosed comment runs to the end, as in CSS). */
+export function withoutCssComments(css: string): string {
+  let out = '';
+  let at = 0;
+  for (let open = css.indexOf('/*'); open !== -1; open = css.indexOf('/*', at)) {
+    out += css.slice(at, open);
+    const close = css.indexOf('*/', open + 2);
+    if (close === -1) return out;
+    at = close + 2;
+  }
+  return out + css.slice(at);
+}
+
+/** CSS escapes decoded: `\6f ` (hex, with its optional space) and `\x` (the character itself). */
+function unescapeCss(text: string): string {
+  if (!text.includes('\\')) return text;
+  return text.replace(/\\(?:([0-9a-fA-F]{1,6})[ \t\n]?|([^\n0-9a-fA-F]))/g, (_, hex: string | undefined, ch: string | undefined) => {
+    if (hex === undefined) return ch ?? '';
+    const cp = Number.parseInt(hex, 16);
+    return cp > 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff) ? String.fromCodePoint(cp) : '\ufffd';
+  });
+}
 
 function declarations(style: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const decl of style.split(';')) {
+  for (const decl of unescapeCss(withoutCssComments(style)).split(';')) {
     const i = decl.indexOf(':');
     if (i === -1) continue;
     out.set(
@@ -42,9 +70,33 @@ function isZeroLength(v: string): boolean {
   return n === 0 && /^[+-]?0*\.?0*(px|em|rem|%|pt|vh|vw|ex|ch)?$/.test(v);
 }
 
-function isFarNegative(v: string): boolean {
-  const n = Number.parseFloat(v);
-  return Number.isFinite(n) && n <= -500;
+/**
+ * Pixels per unit, at a 16px font and the narrowest viewport, 500px (a bare number is px). A
+ * percentage is not converted: in a translate it is of the element's own size, and
+ * `translate(-50%, -50%)` centres, it does not hide.
+ */
+const PX_PER: Readonly<Record<string, number>> = { '': 1, px: 1, em: 16, rem: 16, ex: 8, ch: 8, vw: 5, vh: 5, vmin: 5, vmax: 5, pt: 4 / 3, pc: 16, cm: 37.8, mm: 3.78, in: 96, q: 0.945 };
+
+/** A CSS length in px (undefined when it is not one). */
+function lengthPx(v: string): number | undefined {
+  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)([a-z%]*)$/.exec(v.trim());
+  if (!m) return undefined;
+  const per = PX_PER[m[2]!];
+  return per === undefined ? undefined : Number(m[1]) * per;
+}
+
+/** Off-screen: -500px and beyond, or 5,000px and beyond. */
+function isFarOff(v: string): boolean {
+  const px = lengthPx(v);
+  return px !== undefined && Number.isFinite(px) && (px <= -500 || px >= 5000);
+}
+
+/** A number (or percentage) under `limit`: opacity 0.01, 1%. */
+function under(v: string, limit: number): boolean {
+  const t = v.trim();
+  const n = Number.parseFloat(t);
+  if (!Number.isFinite(n)) return false;
+  return (t.endsWith('%') ? n / 100 : n) < limit;
 }
 
 /** Whether a set of declarations hides its element. */
@@ -52,17 +104,46 @@ export function hidesElement(decls: Map<string, string>): boolean {
   const get = (k: string): string => decls.get(k) ?? '';
   if (get('display') === 'none') return true;
   if (get('visibility') === 'hidden' || get('visibility') === 'collapse') return true;
-  if (decls.has('opacity') && Number.parseFloat(get('opacity')) === 0) return true;
-  if (decls.has('font-size') && isZeroLength(get('font-size'))) return true;
+  if (get('content-visibility') === 'hidden') return true;
+  if (decls.has('opacity') && under(get('opacity'), 0.05)) return true;
+  if (/opacity\(\s*([^)]*)\)/.test(get('filter')) && under(/opacity\(\s*([^)]*)\)/.exec(get('filter'))![1]!, 0.05)) return true;
+  if (decls.has('zoom') && under(get('zoom'), 0.05)) return true;
+  if (decls.has('font-size')) {
+    const px = lengthPx(get('font-size'));
+    if (isZeroLength(get('font-size')) || (px !== undefined && px < 2)) return true;
+  }
   for (const k of ['width', 'height', 'max-width', 'max-height']) if (decls.has(k) && isZeroLength(get(k))) return true;
-  for (const k of ['left', 'top', 'right', 'bottom', 'margin-left', 'margin-top', 'text-indent']) if (decls.has(k) && isFarNegative(get(k))) return true;
+  for (const k of ['left', 'top', 'right', 'bottom', 'margin-left', 'margin-top', 'margin-right', 'margin-bottom', 'text-indent', 'inset']) if (decls.has(k) && isFarOff(get(k))) return true;
   const transform = get('transform');
   if (transform.includes('translate')) {
-    for (const part of transform.split(/[(),\s]+/)) if (isFarNegative(part)) return true;
-    if (/scale\(\s*0\s*[,)]/.test(transform)) return true;
+    for (const part of transform.split(/[(),\s]+/)) if (isFarOff(part)) return true;
   }
-  if (/^rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)$/.test(get('clip'))) return true;
-  if (get('clip-path') === 'inset(50%)' || get('clip-path') === 'inset(100%)' || get('clip-path').startsWith('circle(0')) return true;
+  // A scale of 0 on either axis, in the transform or as its own property.
+  if (/scale(?:3d|x|y|z)?\(\s*[+-]?0*\.?0*\s*[,)]|scale(?:3d)?\(\s*[^,)]*,\s*[+-]?0*\.?0*\s*[,)]/.test(transform)) return true;
+  if (
+    decls.has('scale') &&
+    get('scale')
+      .split(/\s+/)
+      .some((p) => under(p, 0.01) && Number.parseFloat(p) >= 0)
+  )
+    return true;
+  for (const part of get('translate').split(/\s+/)) if (isFarOff(part)) return true;
+  const clip = /^rect\(([^)]*)\)$/.exec(get('clip'));
+  // rect(0 0 0 0), and the screen-reader-only rect(1px, 1px, 1px, 1px): at most 1px shown.
+  if (
+    clip &&
+    clip[1]!
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .every((p) => (lengthPx(p) ?? Infinity) <= 1)
+  )
+    return true;
+  const clipPath = get('clip-path');
+  const inset = /^inset\(\s*([\d.]+)%/.exec(clipPath);
+  if ((inset && Number(inset[1]) >= 50) || /^(circle|ellipse)\(\s*0/.test(clipPath)) return true;
+  const polygon = /^polygon\(([^)]*)\)$/.exec(clipPath);
+  // A polygon whose points all coincide encloses nothing.
+  if (polygon && new Set(polygon[1]!.split(',').map((pt) => pt.trim().replace(/\s+/g, ' '))).size === 1) return true;
   return false;
 }
 
@@ -70,7 +151,8 @@ export function hidesElement(decls: Map<string, string>): boolean {
 function hidingSelectors(doc: DomDocument): string[] {
   const selectors: string[] = [];
   for (const sheet of Array.from(doc.querySelectorAll('style'))) {
-    const css = (sheet.textContent ?? '').replace(/\/\*[\s\S]*?\*\//g, '');
+    // One pass: a lazy comment regex re-read the rest of the sheet from every unclosed `/*`.
+    const css = withoutCssComments(sheet.textContent ?? '');
     for (const rule of css.split('}')) {
       // The innermost block: `@media x { .a { display: none }` yields `.a` and its declarations.
       const open = rule.lastIndexOf('{');
@@ -104,6 +186,8 @@ export function stripHidden(doc: DomDocument): void {
     }
   }
   for (const tag of REMOVED_TAGS) for (const el of Array.from(doc.querySelectorAll(tag))) el.remove();
+  // A <dialog> is shown only when open.
+  for (const el of Array.from(doc.querySelectorAll('dialog'))) if (!el.hasAttribute('open')) el.remove();
   removeComments(doc);
   for (const el of Array.from(doc.querySelectorAll('*'))) {
     if (el.hasAttribute('hidden') || el.hasAttribute('inert') || (el.getAttribute('aria-hidden') ?? '').trim().toLowerCase() === 'true') {
