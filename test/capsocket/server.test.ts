@@ -48,6 +48,18 @@ async function until(cond: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
+/** Waits until `count()` is above 0 and stays put between two checks, then 200 ms more: the server worked as far as it will. */
+async function settled(count: () => number): Promise<void> {
+  let last = -1;
+  await until(() => {
+    const now = count();
+    const still = now === last;
+    last = now;
+    return still && now > 0;
+  });
+  await new Promise((r) => setTimeout(r, 200));
+}
+
 describe('capability socket', () => {
   it('is a 0600 socket in a 0700 directory', async () => {
     const s = await server();
@@ -244,13 +256,7 @@ describe('capability socket', () => {
     const total = 400;
     c.sock.write(Array.from({ length: total }, (_, i) => `{"id":${i},"method":"m"}\n`).join(''));
     // Let the server work as far as it will.
-    let last = -1;
-    await until(() => {
-      const settled = calls === last;
-      last = calls;
-      return settled && calls > 0;
-    });
-    await new Promise((r) => setTimeout(r, 200));
+    await settled(() => calls);
     // 1 MiB of unsent replies is 16 of these, plus what the kernel buffers: far below all 400 (25 MiB).
     expect(calls).toBeLessThan(100);
     expect(s.stats.pauses).toBeGreaterThan(0);
@@ -276,13 +282,7 @@ describe('capability socket', () => {
       c.sock.pause(); // jails that never read
       c.sock.write('{"id":1,"method":"m"}\n');
     }
-    let last = -1;
-    await until(() => {
-      const settled = calls === last;
-      last = calls;
-      return settled && calls > 0;
-    });
-    await new Promise((r) => setTimeout(r, 200));
+    await settled(() => calls);
     // Per connection (the bound before), each ran its one call: 12 replies, 24 MiB held. Now the
     // calls that started before any reply was pending ran, and nothing after.
     expect(calls).toBeLessThanOrEqual(2);

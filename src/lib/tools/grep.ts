@@ -7,14 +7,13 @@
  * through the confinement module, like every daemon-side reader; at most
  * MAX_GREP_WORKERS run at once in the process.
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { CapCallError } from '../capsocket/protocol.js';
 import { splitConfined } from '../confine/index.js';
 import { maybeMaterializeValue } from '../resultref/materialize.js';
+import { workerSource } from '../worker-source.js';
 import type { ToolContext } from './context.js';
 
 export interface GrepArgs {
@@ -119,31 +118,12 @@ async function acquireWorkerSlot(signal?: AbortSignal): Promise<() => void> {
   };
 }
 
-let workerSpec: Promise<{ source: string | URL; eval: boolean }> | undefined;
-
 /**
  * The compiled worker next to this file (dist/lib/tools/grep-worker.js), or,
  * when running from the TypeScript sources (tests), the same source bundled
  * with the confinement module it imports.
  */
-function grepWorkerSpec(): Promise<{ source: string | URL; eval: boolean }> {
-  workerSpec ??= (async () => {
-    const compiled = new URL('./grep-worker.js', import.meta.url);
-    if (existsSync(fileURLToPath(compiled))) return { source: compiled, eval: false };
-    const esbuild = await import('esbuild');
-    const out = await esbuild.build({
-      entryPoints: [fileURLToPath(new URL('./grep-worker.ts', import.meta.url))],
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      write: false,
-      logLevel: 'silent',
-    });
-    return { source: out.outputFiles[0]!.text, eval: true };
-  })();
-  return workerSpec;
-}
+const grepWorkerSpec = workerSource('./grep-worker', import.meta.url);
 
 export async function grepTool(ctx: ToolContext, args: GrepArgs, limits: GrepLimits = DEFAULT_GREP_LIMITS): Promise<unknown> {
   const startParts = splitConfined(args.path ?? '.', ctx.jailWorkspace);

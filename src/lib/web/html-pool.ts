@@ -12,11 +12,10 @@
  * `extraction_failed`. At most MAX_HTML_WORKERS run at once in the process;
  * a worker idle for IDLE_MS ends, and an idle one never keeps comis alive.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { CapCallError } from '../capsocket/protocol.js';
+import { workerSource, type WorkerSource } from '../worker-source.js';
 
 export const MAX_HTML_WORKERS = 2;
 const IDLE_MS = 5_000;
@@ -37,30 +36,8 @@ export function htmlWorkersAlive(): number {
   return slots.length;
 }
 
-let spec: Promise<{ source: string | URL; eval: boolean }> | undefined;
-
 /** The compiled worker next to this file, or (running from the TypeScript sources: tests) the same source bundled. */
-function workerSpec(): Promise<{ source: string | URL; eval: boolean }> {
-  spec ??= (async () => {
-    const compiled = new URL('./html-worker.js', import.meta.url);
-    if (existsSync(fileURLToPath(compiled))) return { source: compiled, eval: false };
-    const esbuild = await import('esbuild');
-    const out = await esbuild.build({
-      entryPoints: [fileURLToPath(new URL('./html-worker.ts', import.meta.url))],
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      write: false,
-      logLevel: 'silent',
-    });
-    return { source: out.outputFiles[0]!.text, eval: true };
-  })().catch((err: unknown) => {
-    spec = undefined;
-    throw err;
-  });
-  return spec;
-}
+const workerSpec = workerSource('./html-worker', import.meta.url);
 
 function drop(slot: Slot): void {
   if (slot.gone) return;
@@ -78,7 +55,7 @@ function drop(slot: Slot): void {
     );
 }
 
-function spawn(source: { source: string | URL; eval: boolean }, busy: boolean): Slot {
+function spawn(source: WorkerSource, busy: boolean): Slot {
   const worker = new Worker(source.source, { eval: source.eval, resourceLimits: { maxOldGenerationSizeMb: HEAP_MB } });
   const slot: Slot = { worker, busy, gone: false };
   // An idle worker never keeps the process alive; its uncaught error is followed by its exit, handled per job.
