@@ -26,6 +26,8 @@ interface Slot {
   busy: boolean;
   idle?: NodeJS.Timeout;
   gone: boolean;
+  /** Why the thread ended, when it ended on an error (its heap limit: ERR_WORKER_OUT_OF_MEMORY). */
+  error?: unknown;
 }
 
 const slots: Slot[] = [];
@@ -60,7 +62,7 @@ function spawn(source: WorkerSource, busy: boolean): Slot {
   const slot: Slot = { worker, busy, gone: false };
   // An idle worker never keeps the process alive; its uncaught error is followed by its exit, handled per job.
   worker.unref();
-  worker.on('error', () => undefined);
+  worker.on('error', (err) => (slot.error = err));
   worker.once('exit', () => drop(slot));
   slots.push(slot);
   return slot;
@@ -157,7 +159,8 @@ export async function extractHtmlInWorker(html: string, url: string, options: { 
     };
     const onExit = (): void => {
       if (!settle()) return;
-      reject(new CapCallError('extraction_failed', `web_fetch: the page could not be extracted (it needs more than the extractor's ${HEAP_MB} MB)`));
+      const oom = (slot.error as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      reject(new CapCallError('extraction_failed', oom ? `web_fetch: the page could not be extracted (it needs more than the extractor's ${HEAP_MB} MB)` : 'web_fetch: the page could not be extracted (the extractor stopped)'));
     };
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
