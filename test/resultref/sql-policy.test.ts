@@ -212,6 +212,19 @@ describe('findDeniedInParseTree', () => {
     expect(findDeniedInParseTree(null)).toBeUndefined();
     expect(findDeniedInParseTree(42)).toBeUndefined();
     expect(findDeniedInParseTree({ function_name: 7 })).toBeUndefined();
+    // Catalog views read as tables, in DuckDB's own shape of a table reference.
+    const table = (table_name: string, schema_name = ''): unknown => ({ statements: [{ node: { from_table: { type: 'BASE_TABLE', table_name, schema_name, catalog_name: '' } } }] });
+    for (const [name, schema] of [
+      ['pg_settings', ''],
+      ['PRAGMA_DATABASE_LIST', ''],
+      ['duckdb_databases', 'main'],
+      ['tables', 'information_schema'],
+      ['pg_proc', 'pg_catalog'],
+    ] as const) {
+      expect(findDeniedInParseTree(table(name, schema)), name).toMatch(/is not allowed: it reads engine internals/);
+    }
+    expect(findDeniedInParseTree(table('results/ref-1.csv'))).toBeUndefined();
+    expect(findDeniedInParseTree(table('x'))).toBeUndefined();
   });
 
   it('gives up on a tree too large to walk, as a refusal', () => {

@@ -337,6 +337,30 @@ function prng(seed: number): () => number {
   };
 }
 
+describe.skipIf(skipWithoutDuckDb)('catalog views read as tables', () => {
+  it("are refused in DuckDB's own parse (control: a bare DuckDB answers each of them with rows)", async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(':memory:', { autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' });
+    const connection = await instance.connect();
+    for (const sql of [
+      'SELECT name, setting FROM pg_settings',
+      'SELECT * FROM pragma_database_list',
+      'SELECT database_name FROM duckdb_databases',
+      'SELECT count(*) AS n FROM main.duckdb_logs',
+      'SELECT schema_name FROM information_schema.schemata',
+      'SELECT proname FROM pg_catalog.pg_proc',
+    ]) {
+      // The attack works where nothing refuses it: the view exists and answers.
+      const rows = (await connection.runAndReadAll(sql)).getRows();
+      expect(rows.length, sql).toBeGreaterThan(0);
+      const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS tree', [sql]);
+      expect(findDeniedInParseTree(JSON.parse(String(reader.getRows()[0]![0]))), sql).toMatch(/is not allowed: it reads engine internals/);
+    }
+    connection.closeSync();
+    instance.closeSync();
+  });
+});
+
 describe.skipIf(skipWithoutDuckDb)('differential: DuckDB parses nothing the filter missed', () => {
   it('no accepted query calls a denied function or holds two statements in DuckDB’s own parse', async () => {
     const { DuckDBInstance } = await import('@duckdb/node-api');

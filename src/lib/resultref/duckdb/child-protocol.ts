@@ -17,7 +17,7 @@ import { ComisError } from '../../errors.js';
 import { queryChildProgram } from './child-program.js';
 import { redactHostPaths } from './redact-paths.js';
 import { clamp, SLICE_BOUNDS, SLICE_DEFAULTS, type DuckDbLocation, type SliceErrorCode, type SliceQueryError, type SliceQueryResult } from './slice-types.js';
-import { DENIED_FUNCTION_PREFIXES, DENIED_FUNCTIONS } from './sql-policy.js';
+import { DENIED_FUNCTION_PREFIXES, DENIED_FUNCTIONS, DENIED_SCHEMAS, DENIED_TABLE_PREFIXES } from './sql-policy.js';
 import type { QueryProcess, QueryProcessView, SpawnQueryProcess } from './spawn-query-process.js';
 
 // ------------------------------------------------------------ the wire
@@ -32,6 +32,9 @@ export interface ChildBoot {
   threads: number;
   deniedFunctions: Readonly<Record<string, string>>;
   deniedPrefixes: readonly (readonly [string, string])[];
+  /** Table references refused by name prefix or schema: the engine's catalog views. */
+  deniedTablePrefixes: readonly string[];
+  deniedSchemas: readonly string[];
   /** Where the request will appear (in the child's read-only private directory). */
   requestPath: string;
   /** The child exits by itself when no request came this long after boot. */
@@ -114,6 +117,8 @@ export function startChild(settings: ChildSettings): QueryChild | SliceQueryErro
           threads: settings.threads,
           deniedFunctions: DENIED_FUNCTIONS,
           deniedPrefixes: DENIED_FUNCTION_PREFIXES,
+          deniedTablePrefixes: DENIED_TABLE_PREFIXES,
+          deniedSchemas: DENIED_SCHEMAS,
           requestPath: v.requestPath,
           idleMs: settings.idleMs,
         };

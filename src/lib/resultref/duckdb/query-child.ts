@@ -134,6 +134,8 @@ function quoteSql(text: string): string {
 interface DenyList {
   deniedFunctions: Readonly<Record<string, string>>;
   deniedPrefixes: readonly (readonly [string, string])[];
+  deniedTablePrefixes: readonly string[];
+  deniedSchemas: readonly string[];
 }
 
 function deniedReason(name: string, deny: DenyList): string | undefined {
@@ -163,6 +165,15 @@ function findDenied(tree: unknown, deny: DenyList): string | undefined {
     if (typeof fn === 'string') {
       const why = deniedReason(fn, deny);
       if (why) return `${fn.toLowerCase()}() is not allowed: it ${why}`;
+    }
+    // A catalog view read as a table (`FROM pg_settings`, `information_schema.schemata`).
+    const ref = node as { type?: unknown; table_name?: unknown; schema_name?: unknown };
+    if (ref.type === 'BASE_TABLE' && typeof ref.table_name === 'string') {
+      const name = ref.table_name.toLowerCase();
+      const space = typeof ref.schema_name === 'string' ? ref.schema_name.toLowerCase() : '';
+      if (deny.deniedSchemas.includes(space) || deny.deniedTablePrefixes.some((p) => name.startsWith(p))) {
+        return `${space ? `${space}.` : ''}${name} is not allowed: it reads engine internals (a table of the query's own by that name must be renamed)`;
+      }
     }
     for (const value of Object.values(node)) stack.push(value);
   }
@@ -333,7 +344,7 @@ async function main(): Promise<void> {
   // Backstop only: the parent kills this process at its own deadline.
   setTimeout(() => process.kill(process.pid, 'SIGKILL'), request.deadlineMs).unref();
   if (!hardened) return fail('hardening_failed', 'the DuckDB sandbox settings did not apply; the query was not run');
-  const deny: DenyList = { deniedFunctions: boot.deniedFunctions, deniedPrefixes: boot.deniedPrefixes };
+  const deny: DenyList = { deniedFunctions: boot.deniedFunctions, deniedPrefixes: boot.deniedPrefixes, deniedTablePrefixes: boot.deniedTablePrefixes, deniedSchemas: boot.deniedSchemas };
 
   const ONLY = 'only a single read-only SELECT query is accepted';
   let extracted;

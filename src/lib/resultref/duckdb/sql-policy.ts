@@ -109,6 +109,24 @@ export const DENIED_FUNCTION_PREFIXES: readonly (readonly [string, string])[] = 
 ];
 
 /** Why a called function is refused, or undefined when it is allowed. */
+/**
+ * The engine's catalog views read without parentheses (`FROM pg_settings`, `FROM
+ * pragma_database_list`, `FROM duckdb_databases`, `information_schema.tables`): the same
+ * internals as the functions refused above, so refused the same way, as table references in
+ * DuckDB's parse. A query's own CTE or alias of such a name is refused too (rename it).
+ */
+export const DENIED_TABLE_PREFIXES: readonly string[] = ['duckdb_', 'pragma_', 'pg_'];
+export const DENIED_SCHEMAS: readonly string[] = ['information_schema', 'pg_catalog'];
+
+export function deniedTableReason(table: string, schema: string): string | undefined {
+  const name = table.toLowerCase();
+  const space = schema.toLowerCase();
+  if (DENIED_SCHEMAS.includes(space) || DENIED_TABLE_PREFIXES.some((p) => name.startsWith(p))) {
+    return `${space ? `${space}.` : ''}${name} is not allowed: it reads engine internals (a table of the query's own by that name must be renamed)`;
+  }
+  return undefined;
+}
+
 export function deniedFunctionReason(name: string): string | undefined {
   const lower = name.toLowerCase();
   const direct = Object.prototype.hasOwnProperty.call(DENIED_FUNCTIONS, lower) ? DENIED_FUNCTIONS[lower] : undefined;
@@ -224,6 +242,10 @@ export function findDeniedInParseTree(tree: unknown): string | undefined {
     if (typeof record.function_name === 'string') {
       const why = deniedFunctionReason(record.function_name);
       if (why) return `${record.function_name.toLowerCase()}() is not allowed: it ${why}`;
+    }
+    if (record.type === 'BASE_TABLE' && typeof record.table_name === 'string') {
+      const why = deniedTableReason(record.table_name, typeof record.schema_name === 'string' ? record.schema_name : '');
+      if (why) return why;
     }
     for (const value of Object.values(record)) stack.push(value);
   }
