@@ -31,7 +31,8 @@ interface Slot {
 }
 
 const slots: Slot[] = [];
-const waiting: Array<(slot: Slot) => void> = [];
+/** Callers waiting for a worker, first come first served. `give` is false once the caller stopped waiting (deadline, run end). */
+const waiting: Array<{ give: (slot: Slot) => boolean }> = [];
 
 /** Extraction worker threads alive in this process (for tests: a stopped one is gone). */
 export function htmlWorkersAlive(): number {
@@ -40,26 +41,15 @@ export function htmlWorkersAlive(): number {
 
 /** The compiled worker next to this file, or (running from the TypeScript sources: tests) the same source bundled. */
 const workerSpec = workerSource('./html-worker', import.meta.url);
+/** Once resolved, kept: a worker can then be started synchronously (in drop(), for a waiter). */
+let source: WorkerSource | undefined;
 
-function drop(slot: Slot): void {
-  if (slot.gone) return;
-  slot.gone = true;
-  if (slot.idle) clearTimeout(slot.idle);
-  const i = slots.indexOf(slot);
-  if (i >= 0) slots.splice(i, 1);
-  void slot.worker.terminate().catch(() => undefined);
-  // Room for one more worker: the first caller waiting gets a new one.
-  const next = waiting.shift();
-  if (next)
-    void workerSpec().then(
-      (s) => next(spawn(s, true)),
-      () => waiting.unshift(next),
-    );
-}
+const DEADLINE_MESSAGE = "web_fetch: extracting the page's readable text did not finish within the call's deadline (web.fetch.timeoutMs) and was stopped";
+const runEnded = (): CapCallError => new CapCallError('run_ended', 'the run ended before web_fetch extracted the page');
 
-function spawn(source: WorkerSource, busy: boolean): Slot {
-  const worker = new Worker(source.source, { eval: source.eval, resourceLimits: { maxOldGenerationSizeMb: HEAP_MB } });
-  const slot: Slot = { worker, busy, gone: false };
+function spawn(from: WorkerSource): Slot {
+  const worker = new Worker(from.source, { eval: from.eval, resourceLimits: { maxOldGenerationSizeMb: HEAP_MB } });
+  const slot: Slot = { worker, busy: true, gone: false };
   // An idle worker never keeps the process alive; its uncaught error is followed by its exit, handled per job.
   worker.unref();
   worker.on('error', (err) => (slot.error = err));
@@ -68,44 +58,76 @@ function spawn(source: WorkerSource, busy: boolean): Slot {
   return slot;
 }
 
-function release(slot: Slot): void {
-  if (slot.gone) return;
-  const next = waiting.shift();
-  if (next) {
-    next(slot);
-    return;
-  }
+/** A busy slot of ours: to the first caller still waiting, else idle (and ended after IDLE_MS). */
+function offer(slot: Slot): void {
+  while (waiting.length > 0) if (waiting.shift()!.give(slot)) return;
   slot.busy = false;
   slot.idle = setTimeout(() => drop(slot), IDLE_MS);
   slot.idle.unref();
 }
 
-async function acquire(signal?: AbortSignal): Promise<Slot> {
-  const source = await workerSpec();
-  const idle = slots.find((s) => !s.busy);
+function drop(slot: Slot): void {
+  if (slot.gone) return;
+  slot.gone = true;
+  if (slot.idle) clearTimeout(slot.idle);
+  const i = slots.indexOf(slot);
+  if (i >= 0) slots.splice(i, 1);
+  void slot.worker.terminate().catch(() => undefined);
+  // Room for one more worker: a caller still waiting gets a new one at once.
+  if (source && waiting.length > 0 && slots.length < MAX_HTML_WORKERS) offer(spawn(source));
+}
+
+function release(slot: Slot): void {
+  if (!slot.gone) offer(slot);
+}
+
+/** A worker for one job: an idle one, a new one while there is room, else the next one freed, until `deadline` (performance.now() ms) or the run's end. */
+function acquire(from: WorkerSource, deadline: number, signal?: AbortSignal): Promise<Slot> {
+  if (signal?.aborted) return Promise.reject(runEnded());
+  const idle = slots.find((s) => !s.busy && !s.gone);
   if (idle) {
     if (idle.idle) clearTimeout(idle.idle);
     idle.idle = undefined;
     idle.busy = true;
-    return idle;
+    return Promise.resolve(idle);
   }
-  if (slots.length < MAX_HTML_WORKERS) return spawn(source, true);
+  if (slots.length < MAX_HTML_WORKERS) return Promise.resolve(spawn(from));
   return new Promise<Slot>((resolve, reject) => {
-    const take = (slot: Slot): void => {
+    let done = false;
+    const finish = (): void => {
+      done = true;
+      clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      slot.busy = true;
-      if (slot.idle) clearTimeout(slot.idle);
-      slot.idle = undefined;
-      resolve(slot);
-    };
-    const onAbort = (): void => {
-      const i = waiting.indexOf(take);
+      const i = waiting.indexOf(waiter);
       if (i >= 0) waiting.splice(i, 1);
-      reject(new CapCallError('run_ended', 'the run ended before web_fetch extracted the page'));
     };
-    if (signal?.aborted) return onAbort();
+    const waiter = {
+      give: (slot: Slot): boolean => {
+        if (done) return false;
+        finish();
+        slot.busy = true;
+        if (slot.idle) clearTimeout(slot.idle);
+        slot.idle = undefined;
+        resolve(slot);
+        return true;
+      },
+    };
+    // The wait counts against the call's deadline, like the extraction.
+    const timer = setTimeout(
+      () => {
+        if (done) return;
+        finish();
+        reject(new CapCallError('timeout', DEADLINE_MESSAGE));
+      },
+      Math.max(1, deadline - performance.now()),
+    );
+    const onAbort = (): void => {
+      if (done) return;
+      finish();
+      reject(runEnded());
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
-    waiting.push(take);
+    waiting.push(waiter);
   });
 }
 
@@ -115,20 +137,27 @@ async function acquire(signal?: AbortSignal): Promise<Slot> {
  * idle or the pool is full.
  */
 export function prewarmHtmlWorker(): void {
-  if (slots.some((s) => !s.busy) || slots.length >= MAX_HTML_WORKERS) return;
-  void workerSpec().then(
-    (source) => {
-      if (slots.some((s) => !s.busy) || slots.length >= MAX_HTML_WORKERS) return;
-      release(spawn(source, true));
-    },
-    () => undefined,
-  );
+  const start = (from: WorkerSource): void => {
+    if (slots.some((s) => !s.busy) || slots.length >= MAX_HTML_WORKERS) return;
+    offer(spawn(from));
+  };
+  if (source) start(source);
+  else
+    void workerSpec().then(
+      (from) => {
+        source = from;
+        start(from);
+      },
+      () => undefined,
+    );
 }
 
 /** The page's title and readable text, extracted in a worker within `timeoutMs`. */
 export async function extractHtmlInWorker(html: string, url: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ title: string; text: string }> {
   const { signal } = options;
-  const slot = await acquire(signal);
+  const deadline = performance.now() + options.timeoutMs;
+  source ??= await workerSpec();
+  const slot = await acquire(source, deadline, signal);
   return new Promise((resolve, reject) => {
     let settled = false;
     const settle = (): boolean => {
@@ -145,8 +174,8 @@ export async function extractHtmlInWorker(html: string, url: string, options: { 
       drop(slot);
       reject(err);
     };
-    const timer = setTimeout(() => stop(new CapCallError('timeout', `web_fetch: extracting the page's readable text did not finish within the call's deadline (web.fetch.timeoutMs) and was stopped`)), Math.max(1, options.timeoutMs));
-    const onAbort = (): void => stop(new CapCallError('run_ended', 'the run ended before web_fetch extracted the page'));
+    const timer = setTimeout(() => stop(new CapCallError('timeout', DEADLINE_MESSAGE)), Math.max(1, deadline - performance.now()));
+    const onAbort = (): void => stop(runEnded());
     const onMessage = (msg: { title?: string; text?: string; error?: 'too_deep' | 'failed' }): void => {
       if (!settle()) return;
       if (msg.error) {
