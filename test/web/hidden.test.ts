@@ -21,6 +21,7 @@ const HIDDEN: Record<string, string> = {
   'TRAP-TRANSLATE-EM': '<p style="transform:translateX(-100em)">',
   'TRAP-SR-ONLY': '<p style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(1px,1px,1px,1px)">',
   'TRAP-CLIP-INSET': '<p style="clip-path:inset(100% 0 0 0)">',
+  'TRAP-CLIP-INSET-HALVES': '<p style="clip-path:inset(50%)">',
   'TRAP-CLIP-POLY': '<p style="clip-path:polygon(0 0,0 0,0 0)">',
   'TRAP-CONTENT-VIS': '<p style="content-visibility:hidden">',
   'TRAP-FILTER': '<p style="filter:opacity(0)">',
@@ -41,6 +42,10 @@ const VISIBLE: Record<string, string> = {
   'SHOWN-SCALED': '<p style="transform:scale(1.1)">',
   'SHOWN-OPEN-DIALOG': '<dialog open>',
   'SHOWN-NUDGED': '<p style="position:relative;left:-20px;text-indent:-1em">',
+  'SHOWN-HALF-CLIPPED': '<p style="clip-path:inset(50% 0 0 0)">',
+  'SHOWN-EMPTY-RECT': '<p style="position:absolute;clip:rect()">',
+  'SHOWN-FLAT-Z': '<p style="transform:scaleZ(0);scale:1 1 0">',
+  'SHOWN-ESCAPED-SEMICOLON': '<p style="font-family:a\\3b display:none">',
 };
 
 const close = (open: string): string => `</${/^<(\w+)/.exec(open)![1]}>`;

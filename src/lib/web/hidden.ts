@@ -49,7 +49,9 @@ function unescapeCss(text: string): string {
 
 function declarations(style: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const decl of unescapeCss(withoutCssComments(style)).split(';')) {
+  // Split first, then decode: an escaped `;` (`\3b`) is part of its value, as in a browser.
+  for (const raw of withoutCssComments(style).split(';')) {
+    const decl = unescapeCss(raw);
     const i = decl.indexOf(':');
     if (i === -1) continue;
     out.set(
@@ -91,6 +93,11 @@ function isFarOff(v: string): boolean {
   return px !== undefined && Number.isFinite(px) && (px <= -500 || px >= 5000);
 }
 
+/** A plain zero: 0, -0, 0.0, .0. */
+function isZeroNumber(v: string): boolean {
+  return /^[+-]?(?:0+\.?0*|\.0+)$/.test(v);
+}
+
 /** A number (or percentage) under `limit`: opacity 0.01, 1%. */
 function under(v: string, limit: number): boolean {
   const t = v.trim();
@@ -106,7 +113,9 @@ export function hidesElement(decls: Map<string, string>): boolean {
   if (get('visibility') === 'hidden' || get('visibility') === 'collapse') return true;
   if (get('content-visibility') === 'hidden') return true;
   if (decls.has('opacity') && under(get('opacity'), 0.05)) return true;
-  if (/opacity\(\s*([^)]*)\)/.test(get('filter')) && under(/opacity\(\s*([^)]*)\)/.exec(get('filter'))![1]!, 0.05)) return true;
+  // `[^()]*` stops at the next parenthesis: one read of the value, however many `opacity(` it holds.
+  const filterOpacity = /opacity\(([^()]*)\)/.exec(get('filter'));
+  if (filterOpacity && under(filterOpacity[1]!, 0.05)) return true;
   if (decls.has('zoom') && under(get('zoom'), 0.05)) return true;
   if (decls.has('font-size')) {
     const px = lengthPx(get('font-size'));
@@ -119,28 +128,32 @@ export function hidesElement(decls: Map<string, string>): boolean {
     for (const part of transform.split(/[(),\s]+/)) if (isFarOff(part)) return true;
   }
   // A scale of 0 on either axis, in the transform or as its own property.
-  if (/scale(?:3d|x|y|z)?\(\s*[+-]?0*\.?0*\s*[,)]|scale(?:3d)?\(\s*[^,)]*,\s*[+-]?0*\.?0*\s*[,)]/.test(transform)) return true;
-  if (
-    decls.has('scale') &&
-    get('scale')
-      .split(/\s+/)
-      .some((p) => under(p, 0.01) && Number.parseFloat(p) >= 0)
-  )
-    return true;
+  // (The z axis of a flat element shows nothing either way.)
+  for (const m of transform.matchAll(/scale(3d|x|y|z)?\(([^()]*)\)/g)) {
+    const axis = m[1] ?? '';
+    if (axis === 'z') continue;
+    const args = m[2]!.split(',').map((a) => a.trim());
+    if ((axis === '3d' ? args.slice(0, 2) : args).some(isZeroNumber)) return true;
+  }
+  if (decls.has('scale') && get('scale').split(/\s+/).slice(0, 2).some(isZeroNumber)) return true;
   for (const part of get('translate').split(/\s+/)) if (isFarOff(part)) return true;
   const clip = /^rect\(([^)]*)\)$/.exec(get('clip'));
+  const edges = clip ? clip[1]!.split(/[\s,]+/).filter(Boolean) : [];
   // rect(0 0 0 0), and the screen-reader-only rect(1px, 1px, 1px, 1px): at most 1px shown.
-  if (
-    clip &&
-    clip[1]!
-      .split(/[\s,]+/)
-      .filter(Boolean)
-      .every((p) => (lengthPx(p) ?? Infinity) <= 1)
-  )
-    return true;
+  if (edges.length === 4 && edges.every((p) => (lengthPx(p) ?? Infinity) <= 1)) return true;
   const clipPath = get('clip-path');
-  const inset = /^inset\(\s*([\d.]+)%/.exec(clipPath);
-  if ((inset && Number(inset[1]) >= 50) || /^(circle|ellipse)\(\s*0/.test(clipPath)) return true;
+  // inset(top right bottom left), CSS shorthand: nothing left when top + bottom or left + right reach 100%.
+  const inset = /^inset\(([^()]*)\)$/.exec(clipPath);
+  if (inset) {
+    const pct = inset[1]!
+      .split(/\s+round\s+/)[0]!
+      .trim()
+      .split(/\s+/)
+      .map((v) => (v.endsWith('%') ? Number.parseFloat(v) : isZeroNumber(v) ? 0 : Number.NaN));
+    const [top, right = top, bottom = top, left = right] = pct;
+    if ((top ?? 0) + (bottom ?? 0) >= 100 || (left ?? 0) + (right ?? 0) >= 100) return true;
+  }
+  if (/^(circle|ellipse)\(\s*0/.test(clipPath)) return true;
   const polygon = /^polygon\(([^)]*)\)$/.exec(clipPath);
   // A polygon whose points all coincide encloses nothing.
   if (polygon && new Set(polygon[1]!.split(',').map((pt) => pt.trim().replace(/\s+/g, ' '))).size === 1) return true;
