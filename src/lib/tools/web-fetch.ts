@@ -25,7 +25,6 @@ import { WEB_FETCH_TIMEOUT_BOUNDS } from '../config/web-limits.js';
 import type { ToolContext } from './context.js';
 
 const runAgents = new WeakMap<AbortSignal, Agent>();
-const EMPTY = Buffer.alloc(0);
 
 export interface WebFetchArgs {
   url: string;
@@ -117,7 +116,7 @@ function loadModules(): Promise<Modules> {
 }
 
 export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, args: WebFetchArgs, deps: WebFetchDeps = {}): Promise<unknown> {
-  const [undici, { createGuardedAgent }, { guardedGet }, { extractChunks, bodyKindOf }, { parsePrivateAllowRule }, { PageSink }, { extractHtmlInWorker, prewarmHtmlWorker }] = await loadModules();
+  const [undici, { createGuardedAgent }, { guardedGet }, { extractChunks }, { parsePrivateAllowRule }, { PageSink }, { extractHtmlInWorker, prewarmHtmlWorker }] = await loadModules();
   const limits = effectiveFetchLimits(config);
   const maxChars = clampRequestChars({ ...resolveSourceProfile('web_fetch'), maxChars: limits.maxChars }, args.maxChars);
   const make = (): Agent => createGuardedAgent({ allowPrivate: config.allowPrivate.map(parsePrivateAllowRule), resolve: deps.resolve, dial: deps.dial, unsafeSkipAddressCheck: deps.unsafeSkipAddressCheck }, undici);
@@ -139,7 +138,7 @@ export async function webFetchTool(ctx: ToolContext, config: WebFetchConfig, arg
   const open = (contentType: string): ((chunk: Buffer) => void) => {
     const onChunk = sink.open(contentType);
     // Its extractor loads while the body is on the wire.
-    if (bodyKindOf(contentType, EMPTY) === 'html') prewarmHtmlWorker();
+    if (sink.declaredKind === 'html') prewarmHtmlWorker();
     return onChunk;
   };
   try {

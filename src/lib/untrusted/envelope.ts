@@ -55,10 +55,9 @@ export function isStrippedCodePoint(cp: number): boolean {
   return isListedInvisible(cp);
 }
 
-/** The code points listed by hand before the Unicode classes were added (all still stripped). */
+/** The code points listed by hand before the Unicode classes were added (all still stripped; tab, LF and CR are kept by the caller). */
 function isListedInvisible(cp: number): boolean {
   if (cp >= 0xe0000 && cp <= 0xe007f) return true; // tag characters
-  if (cp === 0x09 || cp === 0x0a || cp === 0x0d) return false;
   if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return true; // C0, DEL, C1
   if (cp === 0x00ad || cp === 0x034f || cp === 0x061c || cp === 0x115f || cp === 0x1160 || cp === 0x17b4 || cp === 0x17b5) return true;
   if (cp === 0x180e || cp === 0x3164 || cp === 0xffa0 || cp === 0xfeff) return true;

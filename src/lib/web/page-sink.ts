@@ -64,6 +64,11 @@ export class PageSink {
     private readonly fast = true,
   ) {}
 
+  /** The kind its Content-Type declared (undefined before open(), or for a response without one). */
+  get declaredKind(): BodyKind | undefined {
+    return this.kind;
+  }
+
   /** The BodySink of guardedGet: a typed body that is not text or data is refused before it is read. */
   open(contentType: string): (chunk: Buffer) => void {
     this.contentType = contentType;
